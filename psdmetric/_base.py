@@ -1,0 +1,239 @@
+"""The Mahalanobis API every learner shares: everything derives from ``components_``.
+
+A fitted learner holds ``components_ = L`` of shape (n_components, n_features); the
+learned metric is ``d²(x, x') = ‖L (x − x')‖² = (x − x')ᵀ M (x − x')`` with ``M = LᵀL``.
+"""
+
+from functools import partial
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_array
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._constraints import (
+    DistanceTargets,
+    PairConstraints,
+    TripletConstraints,
+    check_indices,
+    distance_targets_from_labels,
+    pairs_from_labels,
+    triplets_from_labels,
+)
+
+_CONSTRAINT_TYPES = {
+    "pairs": PairConstraints,
+    "targets": DistanceTargets,
+    "triplets": TripletConstraints,
+}
+
+
+def _learned_distance(u, v, components):
+    difference = components @ (np.asarray(u) - np.asarray(v))
+    return np.sqrt(difference @ difference)
+
+
+class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class of the metric learners: transform, distances and fit plumbing.
+
+    Subclasses set ``_constraint_kind`` to ``"pairs"``, ``"targets"`` or
+    ``"triplets"`` and fit ``components_``, ``n_iter_`` and ``n_features_in_``.
+    """
+
+    _constraint_kind = "pairs"
+
+    def transform(self, X):
+        """Map ``X`` into the learned space, ``X Lᵀ``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples to transform.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            Euclidean distances between rows of ``X_new`` are the learned distances.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return X @ self.components_.T
+
+    def get_mahalanobis_matrix(self):
+        """Return the learned PSD matrix ``M = LᵀL`` of shape (n_features, n_features).
+
+        Returns
+        -------
+        M : ndarray of shape (n_features, n_features)
+        """
+        check_is_fitted(self)
+        return self.components_.T @ self.components_
+
+    def pair_distance(self, pairs, *, squared=False):
+        """Learned distance between the two points of each pair.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features)
+            The pairs, given by their points.
+        squared : bool, default=False
+            Return squared distances ``(x − x')ᵀ M (x − x')``.
+
+        Returns
+        -------
+        distances : ndarray of shape (n_pairs,)
+        """
+        pairs = self._check_pairs(pairs)
+        embedded = (pairs[:, 0] - pairs[:, 1]) @ self.components_.T
+        squared_distances = np.einsum("ij,ij->i", embedded, embedded)
+        return squared_distances if squared else np.sqrt(squared_distances)
+
+    def get_metric(self):
+        """Return the learned distance as a picklable callable ``metric(u, v)``.
+
+        Usable as ``KNeighborsClassifier(metric=learner.get_metric())``; for speed,
+        prefer a pipeline with :meth:`transform` and the Euclidean metric.
+
+        Returns
+        -------
+        metric : callable
+        """
+        check_is_fitted(self)
+        return partial(_learned_distance, components=self.components_.copy())
+
+    def _check_pairs(self, pairs):
+        check_is_fitted(self)
+        pairs = check_array(pairs, allow_nd=True, ensure_2d=False, input_name="pairs")
+        if pairs.ndim != 3 or pairs.shape[1] != 2 or pairs.shape[2] != self.n_features_in_:
+            raise ValueError(
+                f"pairs must have shape (n_pairs, 2, {self.n_features_in_}); "
+                f"got {pairs.shape}."
+            )
+        return pairs
+
+    def _validate_fit(self, X, y, constraints, random_state):
+        """Validate ``fit`` input; return ``X`` and constraints of the learner's kind.
+
+        Class labels ``y`` are turned into constraints here, through the generators
+        of :mod:`psdmetric._constraints`, so every learner reads labels the same way.
+        """
+        expected = _CONSTRAINT_TYPES[self._constraint_kind]
+        name = type(self).__name__
+        if constraints is None:
+            if y is None:
+                raise ValueError(
+                    f"{name} requires y to be passed, but the target y is None. "
+                    f"Pass class labels y, or constraints={expected.__name__}(...)."
+                )
+            X, y = validate_data(self, X, y, ensure_min_samples=2)
+            check_classification_targets(y)
+            return X, self._constraints_from_labels(X, y, random_state)
+        if y is not None:
+            raise ValueError("Pass either class labels y or constraints=, not both.")
+        if not isinstance(constraints, expected):
+            raise TypeError(
+                f"{name} takes constraints={expected.__name__}(...); "
+                f"got {type(constraints).__name__}."
+            )
+        X = validate_data(self, X, ensure_min_samples=2)
+        check_indices(constraints, X.shape[0])
+        return X, constraints
+
+    def _constraints_from_labels(self, X, y, random_state):
+        if self._constraint_kind == "pairs":
+            return pairs_from_labels(y, self.n_constraints, random_state)
+        if self._constraint_kind == "targets":
+            return distance_targets_from_labels(X, y, self.n_constraints, random_state)
+        return triplets_from_labels(
+            X, y, self.n_neighbors, self.max_triplets, random_state
+        )
+
+    @property
+    def _n_features_out(self):
+        return self.components_.shape[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+
+def prior_eigenpairs(X, prior, n_components):
+    """Orthonormal ``U`` (d×r) and positive ``s`` (r,) with prior ``M₀ = U diag(s) Uᵀ``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training data (for the ``"covariance"`` prior and for PCA directions).
+    prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features)
+        ``"identity"``: the Euclidean metric, restricted to the top ``n_components``
+        principal directions of X when ``n_components`` is set. ``"covariance"``: the
+        inverse covariance of X (pseudo-inverse if singular). An array: a symmetric
+        PSD matrix.
+    n_components : int or None
+        Keep the ``n_components`` leading directions (largest variance of X for the
+        identity prior, largest prior eigenvalues otherwise).
+
+    Returns
+    -------
+    U : ndarray of shape (n_features, r)
+    s : ndarray of shape (r,)
+    """
+    n_features = X.shape[1]
+    if n_components is not None and n_components > n_features:
+        raise ValueError(
+            f"n_components={n_components} cannot exceed the number of features "
+            f"({n_features})."
+        )
+    if isinstance(prior, str) and prior == "identity":
+        if n_components is None or n_components == n_features:
+            return np.eye(n_features), np.ones(n_features)
+        centered = X - X.mean(axis=0)
+        _, _, Vt = linalg.svd(centered, full_matrices=False)
+        U = np.zeros((n_features, n_components))
+        # With fewer samples than components, complete the basis orthonormally.
+        rank = min(n_components, Vt.shape[0])
+        U[:, :rank] = Vt[:rank].T
+        if rank < n_components:
+            U = linalg.qr(np.column_stack([U[:, :rank], np.eye(n_features)]))[0][
+                :, :n_components
+            ]
+        return U, np.ones(n_components)
+    if isinstance(prior, str) and prior == "covariance":
+        covariance = np.atleast_2d(np.cov(X, rowvar=False))
+        eigenvalues, eigenvectors = linalg.eigh(covariance)
+        scale = eigenvalues.max() if eigenvalues.max() > 0 else 1.0
+        keep = eigenvalues > n_features * np.finfo(float).eps * scale
+        # The inverse covariance has the largest weight along the smallest variances.
+        eigenvalues, eigenvectors = 1.0 / eigenvalues[keep], eigenvectors[:, keep]
+    else:
+        eigenvalues, eigenvectors = linalg.eigh(check_prior(prior, n_features))
+        scale = max(eigenvalues.max(), 0.0)
+        keep = eigenvalues > n_features * np.finfo(float).eps * scale
+        eigenvalues, eigenvectors = eigenvalues[keep], eigenvectors[:, keep]
+    if len(eigenvalues) == 0:
+        raise ValueError("The prior has no positive eigenvalue: it is the zero matrix.")
+    order = np.argsort(eigenvalues)[::-1][:n_components]
+    return eigenvectors[:, order], eigenvalues[order]
+
+
+def check_prior(prior, n_features):
+    """Validate a user prior: finite, symmetric, PSD, shape (n_features, n_features)."""
+    try:
+        prior = check_array(prior, input_name="prior")
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"prior must be 'identity', 'covariance' or a matrix: {exc}") from exc
+    if prior.shape != (n_features, n_features):
+        raise ValueError(
+            f"prior must have shape ({n_features}, {n_features}) to match X; "
+            f"got {prior.shape}."
+        )
+    scale = max(np.abs(prior).max(), np.finfo(float).tiny)
+    if not np.allclose(prior, prior.T, rtol=0, atol=1e-10 * scale):
+        raise ValueError("prior must be a symmetric matrix.")
+    prior = (prior + prior.T) / 2
+    if linalg.eigvalsh(prior).min() < -1e-10 * scale:
+        raise ValueError("prior must be positive semi-definite.")
+    return prior

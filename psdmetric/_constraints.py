@@ -1,0 +1,412 @@
+"""Constraints: the one place where class labels become pairs, targets or triplets.
+
+Users who already have side information pass one of the three constraint types to
+``fit(X, constraints=...)``; learners that start from labels call the generators below.
+Every index refers to a row of the ``X`` given to ``fit``.
+"""
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import check_random_state
+
+__all__ = [
+    "DistanceTargets",
+    "PairConstraints",
+    "TripletConstraints",
+    "distance_targets_from_labels",
+    "pairs_from_labels",
+    "squared_distance_bounds",
+    "triplets_from_labels",
+]
+
+# Pairs used to estimate distance percentiles: enough for ±0.5 percentile accuracy.
+_MAX_BOUND_PAIRS = 100_000
+
+
+@dataclass(frozen=True)
+class PairConstraints:
+    """Pairs of samples labelled similar (+1) or dissimilar (-1).
+
+    A similar pair asks ``d²(i, j) <= u``, a dissimilar pair ``d²(i, j) >= l``, with
+    ``d²`` the squared learned distance.
+
+    Parameters
+    ----------
+    pairs : array-like of shape (n_pairs, 2)
+        Row indices into ``X``.
+    labels : array-like of shape (n_pairs,)
+        +1 for similar, -1 for dissimilar.
+    bounds : array-like of shape (n_pairs,), default=None
+        One squared-distance bound per pair (upper for similar, lower for dissimilar
+        pairs). ``None`` lets the learner apply its ``bounds=(u, l)`` to all pairs (by
+        default the 5th and 95th percentiles of the squared distances).
+
+    Examples
+    --------
+    >>> from psdmetric import PairConstraints
+    >>> c = PairConstraints([[0, 1], [0, 2]], [1, -1])
+    >>> c.labels
+    array([ 1, -1])
+    """
+
+    pairs: np.ndarray
+    labels: np.ndarray
+    bounds: object = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "pairs", _as_index_array(self.pairs, 2, "pairs"))
+        labels = _as_float_vector(self.labels, len(self.pairs), "labels")
+        if not np.all((labels == 1) | (labels == -1)):
+            raise ValueError("PairConstraints labels must be +1 (similar) or -1 (dissimilar).")
+        object.__setattr__(self, "labels", labels.astype(np.intp))
+        if self.bounds is not None:
+            bounds = _as_float_vector(self.bounds, len(self.pairs), "bounds")
+            if not np.all(np.isfinite(bounds) & (bounds > 0)):
+                raise ValueError("PairConstraints bounds must be finite and positive.")
+            object.__setattr__(self, "bounds", bounds)
+
+
+@dataclass(frozen=True)
+class DistanceTargets:
+    """Pairs of samples with a target squared distance each (online regression).
+
+    Parameters
+    ----------
+    pairs : array-like of shape (n_pairs, 2)
+        Row indices into ``X``.
+    distances : array-like of shape (n_pairs,)
+        Target squared distances, finite and non-negative.
+
+    Examples
+    --------
+    >>> from psdmetric import DistanceTargets
+    >>> DistanceTargets([[0, 1]], [0.5]).distances
+    array([0.5])
+    """
+
+    pairs: np.ndarray
+    distances: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "pairs", _as_index_array(self.pairs, 2, "pairs"))
+        distances = _as_float_vector(self.distances, len(self.pairs), "distances")
+        if not np.all(np.isfinite(distances) & (distances >= 0)):
+            raise ValueError("DistanceTargets distances must be finite and non-negative.")
+        object.__setattr__(self, "distances", distances)
+
+
+@dataclass(frozen=True)
+class TripletConstraints:
+    """Triplets ``(i, j, k)`` asking that ``i`` be closer to ``j`` than to ``k``.
+
+    Parameters
+    ----------
+    triplets : array-like of shape (n_triplets, 3)
+        Row indices into ``X``: anchor, its similar sample, its dissimilar sample.
+
+    Examples
+    --------
+    >>> from psdmetric import TripletConstraints
+    >>> TripletConstraints([[0, 1, 2]]).triplets.shape
+    (1, 3)
+    """
+
+    triplets: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "triplets", _as_index_array(self.triplets, 3, "triplets"))
+
+
+def _as_index_array(values, width, name):
+    try:
+        array = np.asarray(values)
+    except Exception as exc:  # ragged nested lists and the like
+        raise ValueError(f"{name} must be an array of shape (n, {width}): {exc}") from exc
+    if array.ndim != 2 or array.shape[1] != width or array.shape[0] == 0:
+        raise ValueError(
+            f"{name} must be a non-empty array of shape (n, {width}) of row indices; "
+            f"got shape {array.shape}."
+        )
+    if array.dtype.kind not in "iu":
+        if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(
+            array == np.round(array)
+        ):
+            array = array.astype(np.intp)
+        else:
+            raise TypeError(f"{name} must hold integer row indices; got dtype {array.dtype}.")
+    if np.any(array < 0):
+        raise ValueError(f"{name} must hold non-negative row indices.")
+    return np.ascontiguousarray(array, dtype=np.intp)
+
+
+def _as_float_vector(values, length, name):
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric: {exc}") from exc
+    array = np.atleast_1d(array)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional; got shape {array.shape}.")
+    if length is not None and len(array) != length:
+        raise ValueError(f"{name} has {len(array)} entries but there are {length} pairs.")
+    if np.any(np.isnan(array)):
+        raise ValueError(f"{name} contains NaN.")
+    return array
+
+
+def check_bounds(bounds):
+    """Validate user bounds ``(u, l)``: finite, positive and ``u < l``."""
+    bounds = _as_float_vector(bounds, 2, "bounds")
+    u, lower = bounds
+    if not (np.isfinite(u) and np.isfinite(lower) and 0 < u < lower):
+        raise ValueError(
+            f"bounds=(u, l) must satisfy 0 < u < l (squared distances); got ({u}, {lower})."
+        )
+    return bounds
+
+
+def check_indices(constraints, n_samples):
+    """Raise if any index of ``constraints`` is not a row of an ``n_samples``-row X."""
+    indices = constraints.triplets if isinstance(constraints, TripletConstraints) else (
+        constraints.pairs
+    )
+    if indices.max() >= n_samples:
+        raise ValueError(
+            f"constraints refer to row {indices.max()}, but X has only {n_samples} rows."
+        )
+
+
+def _encode_labels(y):
+    classes, codes = np.unique(y, return_inverse=True)
+    return codes.ravel(), len(classes)
+
+
+def _unique_pairs(first, second, n_samples):
+    """Drop self-pairs and repeated unordered pairs, keeping the first draw of each."""
+    keep = first != second
+    first, second = first[keep], second[keep]
+    low, high = np.minimum(first, second), np.maximum(first, second)
+    _, index = np.unique(low * n_samples + high, return_index=True)
+    index.sort()
+    return first[index], second[index]
+
+
+def pairs_from_labels(y, n_constraints=None, random_state=None):
+    """Draw random similar and dissimilar pairs from class labels.
+
+    Half the pairs join two samples of one class (label +1), half join samples of
+    different classes (label -1). Self-pairs and repeated pairs are dropped, so fewer
+    pairs come back when the data hold fewer distinct pairs. No n×n array is formed.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+    n_constraints : int, default=None
+        Number of pairs; ``None`` means ``40 * n_classes**2`` as in ITML.
+    random_state : int, RandomState instance or None
+        Seed for the draw.
+
+    Returns
+    -------
+    PairConstraints
+
+    Examples
+    --------
+    >>> from psdmetric import pairs_from_labels
+    >>> c = pairs_from_labels([0, 0, 1, 1, 1], n_constraints=4, random_state=0)
+    >>> sorted(c.labels.tolist())
+    [-1, -1, 1, 1]
+    """
+    codes, n_classes = _encode_labels(np.asarray(y))
+    n_samples = len(codes)
+    if n_constraints is None:
+        n_constraints = 40 * n_classes**2
+    if not isinstance(n_constraints, Integral) or n_constraints < 1:
+        raise ValueError(f"n_constraints must be a positive integer; got {n_constraints!r}.")
+    rng = check_random_state(random_state)
+    counts = np.bincount(codes, minlength=n_classes)
+    order = np.argsort(codes, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+
+    n_similar = n_constraints - n_constraints // 2
+    n_dissimilar = n_constraints // 2
+    similar = _draw(rng, n_similar, n_samples, lambda size: _similar_draw(
+        rng, size, codes, counts, order, starts))
+    dissimilar = _draw(rng, n_dissimilar, n_samples, lambda size: _dissimilar_draw(
+        rng, size, codes, counts))
+    pairs = np.concatenate([np.column_stack(similar), np.column_stack(dissimilar)])
+    labels = np.concatenate([np.ones(len(similar[0])), -np.ones(len(dissimilar[0]))])
+    if len(pairs) == 0:
+        raise ValueError("No pair of distinct samples can be formed from these labels.")
+    shuffle = rng.permutation(len(pairs))
+    return PairConstraints(pairs[shuffle], labels[shuffle])
+
+
+def _draw(rng, wanted, n_samples, sampler):
+    """Oversample, deduplicate and keep ``wanted`` unique pairs (fewer if they run out)."""
+    empty = (np.empty(0, np.intp), np.empty(0, np.intp))
+    if wanted == 0:
+        return empty
+    first, second = empty
+    size = 2 * wanted + 16
+    for _ in range(8):
+        new_first, new_second = sampler(size)
+        first, second = _unique_pairs(
+            np.concatenate([first, new_first]), np.concatenate([second, new_second]), n_samples
+        )
+        if len(first) >= wanted:
+            break
+        size *= 2
+    return first[:wanted], second[:wanted]
+
+
+def _similar_draw(rng, size, codes, counts, order, starts):
+    eligible = counts[codes] >= 2
+    if not eligible.any():
+        return np.empty(0, np.intp), np.empty(0, np.intp)
+    first = rng.choice(np.flatnonzero(eligible), size=size)
+    cls = codes[first]
+    # Pick a random member of the same class other than `first` by position.
+    offsets = rng.randint(0, counts[cls] - 1)
+    second = order[starts[cls] + offsets]
+    second = np.where(second == first, order[starts[cls] + counts[cls] - 1], second)
+    return first, second
+
+
+def _dissimilar_draw(rng, size, codes, counts):
+    n_samples = len(codes)
+    eligible = counts[codes] < n_samples
+    if not eligible.any():
+        return np.empty(0, np.intp), np.empty(0, np.intp)
+    first = rng.choice(np.flatnonzero(eligible), size=size)
+    second = rng.randint(0, n_samples, size=size)
+    keep = codes[first] != codes[second]
+    return first[keep], second[keep]
+
+
+def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
+    """Percentiles of the positive squared Euclidean distances between rows of ``X``.
+
+    Uses all pairs when there are at most 100,000 of them and a random sample of
+    100,000 pairs otherwise, so the cost is linear in the number of samples.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    percentiles : tuple of two floats, default=(5, 95)
+    random_state : int, RandomState instance or None
+
+    Returns
+    -------
+    bounds : ndarray of shape (2,)
+        ``(u, l)``; ``(0, 0)`` when all rows coincide.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from psdmetric import squared_distance_bounds
+    >>> squared_distance_bounds(np.array([[0.0], [1.0], [3.0]]), (0, 100))
+    array([1., 9.])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n_samples = X.shape[0]
+    n_pairs = n_samples * (n_samples - 1) // 2
+    if n_pairs <= _MAX_BOUND_PAIRS:
+        first, second = np.triu_indices(n_samples, k=1)
+    else:
+        rng = check_random_state(random_state)
+        first = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
+        second = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
+    squared = np.einsum("ij,ij->i", X[first] - X[second], X[first] - X[second])
+    squared = squared[squared > 0]
+    if len(squared) == 0:
+        return np.zeros(2)
+    return np.percentile(squared, percentiles)
+
+
+def distance_targets_from_labels(X, y, n_constraints=None, random_state=None):
+    """Pairs from labels with target squared distances for the regression learners.
+
+    Same-class pairs get the 5th percentile of the squared distances as target,
+    different-class pairs the 95th (the ITML bounds, read as targets).
+
+    Returns
+    -------
+    DistanceTargets
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from psdmetric import distance_targets_from_labels
+    >>> X = np.array([[0.0], [0.1], [3.0], [3.2]])
+    >>> t = distance_targets_from_labels(X, [0, 0, 1, 1], n_constraints=2, random_state=0)
+    >>> len(t.distances)
+    2
+    """
+    rng = check_random_state(random_state)
+    pairs = pairs_from_labels(y, n_constraints, rng)
+    u, lower = squared_distance_bounds(X, random_state=rng)
+    return DistanceTargets(pairs.pairs, np.where(pairs.labels == 1, u, lower))
+
+
+def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=None):
+    """Triplets from each sample's nearest same-class and other-class neighbours.
+
+    For every sample ``i`` (seed 004 §6) take its ``n_neighbors`` nearest samples of its
+    own class ``j`` and of the other classes ``k``, giving ``n_neighbors²`` triplets
+    ``(i, j, k)`` per sample; keep a random subset of ``max_triplets`` if given.
+    Neighbours are found per class with a tree or brute-force search: no n×n matrix.
+
+    Returns
+    -------
+    TripletConstraints
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from psdmetric import triplets_from_labels
+    >>> X = np.array([[0.0], [1.0], [5.0], [7.0]])
+    >>> triplets_from_labels(X, [0, 0, 1, 1]).triplets
+    array([[0, 1, 2],
+           [1, 0, 2],
+           [2, 3, 1],
+           [3, 2, 1]])
+    """
+    X = np.asarray(X, dtype=np.float64)
+    codes, n_classes = _encode_labels(np.asarray(y))
+    if n_classes < 2:
+        raise ValueError("Triplets need at least two classes in y.")
+    counts = np.bincount(codes)
+    k = int(n_neighbors)
+    smallest_other = len(codes) - counts.max()
+    if k < 1 or k >= counts.min() or k > smallest_other:
+        raise ValueError(
+            f"n_neighbors={n_neighbors} must be at least 1, below the size of the "
+            f"smallest class ({counts.min()}) and at most the number of samples outside "
+            f"the largest class ({smallest_other})."
+        )
+    same = np.empty((len(codes), k), dtype=np.intp)
+    other = np.empty((len(codes), k), dtype=np.intp)
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        rest = np.flatnonzero(codes != c)
+        # The nearest same-class neighbour of a member is itself: ask for one more.
+        nearest = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
+        index = nearest.kneighbors(X[members], return_distance=False)
+        is_self = index == np.arange(len(members))[:, None]
+        keep = np.argsort(is_self, axis=1, kind="stable")[:, :k]
+        same[members] = members[np.take_along_axis(index, keep, axis=1)]
+        nearest = NearestNeighbors(n_neighbors=k).fit(X[rest])
+        other[members] = rest[nearest.kneighbors(X[members], return_distance=False)]
+    anchors = np.repeat(np.arange(len(codes)), k * k)
+    triplets = np.column_stack(
+        [anchors, np.repeat(same, k, axis=1).ravel(), np.tile(other, (1, k)).ravel()]
+    )
+    if max_triplets is not None and max_triplets < len(triplets):
+        rng = check_random_state(random_state)
+        triplets = triplets[np.sort(rng.choice(len(triplets), max_triplets, replace=False))]
+    return TripletConstraints(triplets)
