@@ -113,11 +113,13 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             )
         return pairs
 
-    def _validate_fit(self, X, y, constraints, random_state):
+    def _validate_fit(self, X, y, constraints, random_state, reset=True):
         """Validate ``fit`` input; return ``X`` and constraints of the learner's kind.
 
         Class labels ``y`` are turned into constraints here, through the generators
         of :mod:`psdmetric._constraints`, so every learner reads labels the same way.
+        ``reset=False`` (later ``partial_fit`` calls) checks X against the features
+        seen first.
         """
         expected = _CONSTRAINT_TYPES[self._constraint_kind]
         name = type(self).__name__
@@ -127,7 +129,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                     f"{name} requires y to be passed, but the target y is None. "
                     f"Pass class labels y, or constraints={expected.__name__}(...)."
                 )
-            X, y = validate_data(self, X, y, ensure_min_samples=2)
+            X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset)
             check_classification_targets(y)
             return X, self._constraints_from_labels(X, y, random_state)
         if y is not None:
@@ -137,7 +139,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 f"{name} takes constraints={expected.__name__}(...); "
                 f"got {type(constraints).__name__}."
             )
-        X = validate_data(self, X, ensure_min_samples=2)
+        X = validate_data(self, X, ensure_min_samples=2, reset=reset)
         check_indices(constraints, X.shape[0])
         return X, constraints
 

@@ -115,7 +115,7 @@ class LogDet(MahalanobisMixin):
     _parameter_constraints: dict = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "prior": [StrOptions({"identity", "covariance"}), "array-like"],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma": [Interval(Real, 0, None, closed="right")],
         "bounds": ["array-like", None],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -179,7 +179,7 @@ class LogDet(MahalanobisMixin):
         direction = constraints.labels.astype(np.float64)
         dual = np.zeros(len(targets))
         rank = factor.shape[1]
-        B = np.eye(rank)
+        B = np.eye(rank, order="F")
         gamma_ratio, inv_gamma = (1.0, 0.0) if np.isinf(self.gamma) else (
             self.gamma / (self.gamma + 1.0), 1.0 / self.gamma)
 

@@ -1,0 +1,277 @@
+"""LogDet (ITML): compiled kernel vs NumPy reference, KKT, cvxpy oracle, API behaviour."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import linalg
+from sklearn.datasets import load_iris, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from psdmetric import LogDet, PairConstraints
+from psdmetric._base import prior_eigenpairs
+from psdmetric._solvers import cholupdatemult, logdet_sweep
+
+
+def reference_logdet_sweep(A, Z, direction, target, dual, gamma):
+    """Plain NumPy ITML cycle on the full matrix: the gold standard for the kernel."""
+    ratio, inv_gamma = (1.0, 0.0) if np.isinf(gamma) else (gamma / (gamma + 1), 1 / gamma)
+    for c, z in enumerate(Z):
+        Az = A @ z
+        p = z @ Az
+        if not p > 1e-14 * target[c]:
+            continue
+        delta = direction[c]
+        alpha = min(dual[c], delta * ratio * (1 / p - 1 / target[c]))
+        if alpha == 0:
+            continue
+        beta = delta * alpha / (1 - delta * alpha * p)
+        target[c] = 1 / (1 / target[c] + delta * alpha * inv_gamma)
+        dual[c] -= alpha
+        A += beta * np.outer(Az, Az)
+    return A
+
+
+def random_problem(n_samples=30, n_features=5, n_pairs=15, bounds=(1.0, 20.0), seed=0):
+    """Random pairs labelled by a hidden metric, so hard constraints are feasible."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n_samples, n_features)
+    hidden = rng.randn(n_features, n_features)
+    pairs, labels = [], []
+    while len(pairs) < n_pairs:
+        i, j = rng.choice(n_samples, 2, replace=False)
+        distance = np.sum((hidden @ (X[i] - X[j])) ** 2) * bounds[1] / (4 * n_features)
+        if distance <= bounds[0] or distance >= bounds[1]:
+            pairs.append((i, j))
+            labels.append(1 if distance <= bounds[0] else -1)
+    return X, PairConstraints(pairs, labels)
+
+
+@pytest.mark.parametrize("r", range(1, 11))
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cholupdatemult_matches_dense_cholesky(r, sign):
+    rng = np.random.RandomState(r)
+    B = np.asfortranarray(np.tril(rng.randn(r, r)) + 3 * np.eye(r))
+    w = rng.randn(r)
+    # Negative beta must keep I + beta w wᵀ positive definite.
+    beta = sign * rng.uniform(0.1, 0.9) / (w @ w) if sign < 0 else rng.uniform(0.1, 5)
+    expected = B @ linalg.cholesky(np.eye(r) + beta * np.outer(w, w), lower=True)
+    cholupdatemult(beta, w, B)
+    assert_allclose(B, expected, rtol=0, atol=1e-10 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 1.0, 0.05])
+def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma):
+    X, constraints = random_problem(n_features=6, n_pairs=20, seed=1)
+    model = LogDet(gamma=gamma, bounds=(1.0, 20.0), max_iter=50, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, constraints=constraints)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    direction = constraints.labels.astype(float)
+    target = np.where(direction > 0, 1.0, 20.0)
+    dual = np.zeros(len(Z))
+    A = np.eye(X.shape[1])
+    for _ in range(model.n_iter_):
+        A = reference_logdet_sweep(A, Z, direction, target, dual, gamma)
+    assert_allclose(model.get_mahalanobis_matrix(), A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
+    assert_allclose(model.dual_coef_, dual, rtol=1e-8, atol=1e-12)
+
+
+def test_each_projection_leaves_its_constraint_tight():
+    X, constraints = random_problem(seed=2)
+    G = np.ascontiguousarray(X)
+    B = np.eye(X.shape[1], order="F")
+    target = np.where(constraints.labels == 1, 1.0, 30.0)
+    direction = constraints.labels.astype(float)
+    for c in range(len(target)):
+        dual = np.zeros(len(target))
+        single = np.ascontiguousarray(constraints.pairs[c : c + 1])
+        logdet_sweep(G, single, direction[c : c + 1], target[c : c + 1], dual[:1], B, 1.0, 0.0)
+        z = B.T @ (X[single[0, 0]] - X[single[0, 1]])
+        after = z @ z
+        if dual[0] > 0:  # projected: equality holds
+            assert after == pytest.approx(target[c], rel=1e-8)
+        else:  # already satisfied: untouched
+            assert direction[c] * (after - target[c]) <= 1e-12 * target[c]
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 2.0])
+def test_kkt_conditions_at_convergence(gamma):
+    X, constraints = random_problem(n_features=4, n_pairs=12, bounds=(1.0, 10.0), seed=3)
+    model = LogDet(gamma=gamma, bounds=(1.0, 10.0), tol=1e-12, max_iter=100_000)
+    model.fit(X, constraints=constraints)
+    A = model.get_mahalanobis_matrix()
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    delta = constraints.labels
+    nu = model.dual_coef_
+    assert np.all(nu >= 0)
+    # Stationarity: A⁻¹ = A₀⁻¹ + Σ δ ν z zᵀ.
+    assert_allclose(linalg.inv(A), np.eye(4) + (Z.T * (delta * nu)) @ Z, atol=1e-7)
+    distances = np.einsum("ij,jk,ik->i", Z, A, Z)
+    xi0 = np.where(delta == 1, 1.0, 10.0)
+    xi = xi0 if np.isinf(gamma) else 1 / (1 / xi0 - delta * nu / gamma)
+    # Primal feasibility and complementary slackness.
+    assert np.all(delta * (distances - xi) <= 1e-7 * xi)
+    assert_allclose((nu * (distances - xi))[nu > 1e-10], 0, atol=1e-7)
+
+
+def _cvxpy_logdet(X, constraints, bounds, gamma):
+    cp = pytest.importorskip("cvxpy")
+    d = X.shape[1]
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    delta = constraints.labels
+    xi0 = np.where(delta == 1, bounds[0], bounds[1])
+    A = cp.Variable((d, d), PSD=True)
+    distances = cp.hstack([cp.sum(cp.multiply(np.outer(z, z), A)) for z in Z])
+    objective = cp.trace(A) - cp.log_det(A) - d
+    if np.isinf(gamma):
+        cons = [cp.multiply(delta, distances - xi0) <= 0]
+    else:
+        xi = cp.Variable(len(Z), pos=True)
+        ratio = cp.multiply(xi, 1 / xi0)
+        objective = objective + gamma * cp.sum(ratio - cp.log(ratio) - 1)
+        cons = [cp.multiply(delta, distances - xi) <= 0]
+    cp.Problem(cp.Minimize(objective), cons).solve(solver="CLARABEL", tol_gap_abs=1e-10,
+                                                   tol_gap_rel=1e-10, tol_feas=1e-10)
+    return A.value
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_matches_cvxpy_oracle(seed, gamma):
+    rng = np.random.RandomState(seed)
+    d = int(rng.randint(2, 7))
+    bounds = (0.5 * d, 3.0 * d)
+    X, constraints = random_problem(n_samples=20, n_features=d, n_pairs=int(rng.randint(5, 21)),
+                                    bounds=bounds, seed=10 + seed)
+    model = LogDet(gamma=gamma, bounds=bounds, tol=1e-12, max_iter=100_000)
+    model.fit(X, constraints=constraints)
+    expected = _cvxpy_logdet(X, constraints, bounds, gamma)
+    learned = model.get_mahalanobis_matrix()
+    assert linalg.norm(learned - expected) <= 1e-4 * linalg.norm(expected)
+
+
+def test_low_rank_prior_keeps_its_rank_and_range():
+    rng = np.random.RandomState(4)
+    X = rng.randn(50, 6)
+    basis = linalg.qr(rng.randn(6, 3))[0][:, :3]
+    prior = basis @ np.diag([3.0, 2.0, 1.0]) @ basis.T
+    y = (X @ basis[:, 0] > 0).astype(int)
+    model = LogDet(prior=prior, random_state=0).fit(X, y)
+    M = model.get_mahalanobis_matrix()
+    assert model.components_.shape == (3, 6)
+    assert np.linalg.matrix_rank(M, tol=1e-8 * np.abs(M).max()) == 3
+    # The learned metric lives in the range of the prior.
+    projector = basis @ basis.T
+    assert_allclose(projector @ M @ projector, M, atol=1e-10 * np.abs(M).max())
+
+
+def test_kernel_mode_learns_factor_of_same_rank_with_index_pair_bounds():
+    rng = np.random.RandomState(5)
+    n, r = 200, 4
+    G0 = rng.randn(n, r)
+    pairs = rng.choice(n, size=(40, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    labels = np.where(rng.rand(len(pairs)) < 0.5, 1, -1)
+    # Bounds met by a hidden factor G0 T, so the hard constraints are feasible.
+    hidden = G0 @ rng.randn(r, r)
+    reachable = ((hidden[pairs[:, 0]] - hidden[pairs[:, 1]]) ** 2).sum(axis=1)
+    bounds = np.where(labels == 1, 1.1 * reachable, 0.9 * reachable)
+    model = LogDet(gamma=np.inf, tol=1e-10, max_iter=10_000)
+    model.fit(G0, constraints=PairConstraints(pairs, labels, bounds=bounds))
+    G = model.transform(G0)
+    assert G.shape == (n, r)
+    assert np.linalg.matrix_rank(G @ G.T) == r
+    learned = ((G[pairs[:, 0]] - G[pairs[:, 1]]) ** 2).sum(axis=1)
+    assert np.all(labels * (learned - bounds) <= 1e-6 * bounds)
+
+
+def test_n_components_gives_low_rank_metric_on_pca_directions():
+    X, y = make_classification(200, 20, n_informative=5, random_state=0)
+    model = LogDet(n_components=5, random_state=0).fit(X, y)
+    assert model.components_.shape == (5, 20)
+    assert model.transform(X).shape == (200, 5)
+    eigenvalues = np.linalg.eigvalsh(model.get_mahalanobis_matrix())
+    assert np.sum(eigenvalues > 1e-10 * eigenvalues.max()) == 5
+
+
+def test_covariance_prior_is_the_inverse_covariance():
+    X, _ = load_iris(return_X_y=True)
+    U, s = prior_eigenpairs(X, "covariance", None)
+    assert_allclose(U @ np.diag(s) @ U.T, linalg.inv(np.cov(X, rowvar=False)), rtol=1e-8)
+    U2, s2 = prior_eigenpairs(X, "covariance", 2)
+    assert_allclose(s2, np.sort(s)[::-1][:2])
+
+
+def test_pipeline_grid_search_and_knn_metric():
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), LogDet(random_state=0), KNeighborsClassifier(3))
+    search = GridSearchCV(pipe, {"logdet__gamma": [0.1, 1.0, np.inf]}, cv=3).fit(X, y)
+    assert search.best_score_ > 0.9
+    learner = LogDet(random_state=0).fit(X, y)
+    knn = KNeighborsClassifier(3, metric=learner.get_metric()).fit(X, y)
+    euclidean_in_learned_space = KNeighborsClassifier(3).fit(learner.transform(X), y)
+    assert_allclose(
+        knn.kneighbors(X[:10])[0], euclidean_in_learned_space.kneighbors(learner.transform(X[:10]))[0],
+        rtol=1e-10,
+    )
+
+
+def test_pair_distance_matches_transform():
+    X, y = load_iris(return_X_y=True)
+    model = LogDet(random_state=0).fit(X, y)
+    pairs = np.stack([X[:20], X[20:40]], axis=1)
+    expected = np.linalg.norm(model.transform(X[:20]) - model.transform(X[20:40]), axis=1)
+    assert_allclose(model.pair_distance(pairs), expected, rtol=1e-12)
+    assert_allclose(model.pair_distance(pairs, squared=True), expected**2, rtol=1e-12)
+    with pytest.raises(ValueError, match="pairs must have shape"):
+        model.pair_distance(X[:20])
+
+
+def test_reproducible_and_pickles():
+    X, y = load_iris(return_X_y=True)
+    first = LogDet(random_state=7).fit(X, y)
+    second = LogDet(random_state=7).fit(X, y)
+    assert np.array_equal(first.components_, second.components_)
+    other = LogDet(random_state=8).fit(X, y)
+    assert not np.array_equal(first.components_, other.components_)
+    restored = pickle.loads(pickle.dumps(first))
+    assert np.array_equal(restored.transform(X), first.transform(X))
+
+
+def test_zero_distance_pairs_are_skipped():
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    constraints = PairConstraints([[0, 1], [0, 2], [1, 3]], [-1, 1, -1])
+    model = LogDet(bounds=(0.5, 5.0)).fit(X, constraints=constraints)
+    assert np.all(np.isfinite(model.components_))
+    assert model.dual_coef_[0] == 0.0
+
+
+def test_max_iter_warns_and_verbose_prints_table(capsys):
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        LogDet(max_iter=2, tol=0, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "cycle" in out and "violated" in out and "dual change" in out
+    assert len([line for line in out.splitlines() if line.strip().startswith(("1 ", "2 "))]) == 2
+
+
+def test_explicit_constraints_validation():
+    X = np.random.RandomState(0).randn(10, 3)
+    with pytest.raises(ValueError, match="X has only 10 rows"):
+        LogDet().fit(X, constraints=PairConstraints([[0, 10]], [1]))
+    with pytest.raises(ValueError, match="not both"):
+        LogDet().fit(X, np.arange(10) % 2, constraints=PairConstraints([[0, 1]], [1]))
+    with pytest.raises(TypeError, match="PairConstraints"):
+        LogDet().fit(X, constraints=[[0, 1]])
+    with pytest.raises(ValueError, match="requires y"):
+        LogDet().fit(X)
+    with pytest.raises(ValueError, match="0 < u < l"):
+        LogDet(bounds=(5.0, 1.0)).fit(X, np.arange(10) % 2)
