@@ -1,0 +1,135 @@
+"""Constraint generation and validation: labels to pairs, bounds and triplets."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.spatial.distance import cdist, pdist
+
+from psdmetric import (
+    DistanceTargets,
+    PairConstraints,
+    TripletConstraints,
+    distance_targets_from_labels,
+    pairs_from_labels,
+    squared_distance_bounds,
+    triplets_from_labels,
+)
+
+
+def test_pairs_follow_labels_without_repeats():
+    rng = np.random.RandomState(0)
+    y = rng.choice(["a", "b", "c"], size=200)
+    constraints = pairs_from_labels(y, random_state=0)
+    i, j = constraints.pairs.T
+    assert len(constraints.pairs) == 40 * 3**2
+    assert_array_equal(constraints.labels, np.where(y[i] == y[j], 1, -1))
+    assert np.all(i != j)
+    unordered = {tuple(sorted(pair)) for pair in constraints.pairs.tolist()}
+    assert len(unordered) == len(constraints.pairs)
+    assert np.sum(constraints.labels == 1) == np.sum(constraints.labels == -1)
+
+
+def test_pairs_are_reproducible_and_depend_on_the_seed():
+    y = np.arange(100) % 4
+    first = pairs_from_labels(y, 50, random_state=3)
+    assert_array_equal(first.pairs, pairs_from_labels(y, 50, random_state=3).pairs)
+    assert not np.array_equal(first.pairs, pairs_from_labels(y, 50, random_state=4).pairs)
+
+
+def test_pairs_stop_at_the_number_of_distinct_pairs():
+    y = [0, 0, 1]  # one similar pair, two dissimilar pairs exist
+    constraints = pairs_from_labels(y, 100, random_state=0)
+    assert sorted(constraints.labels.tolist()) == [-1, -1, 1]
+
+
+def test_single_class_gives_only_similar_pairs():
+    constraints = pairs_from_labels(np.zeros(10), 20, random_state=0)
+    assert np.all(constraints.labels == 1)
+
+
+def test_bounds_are_percentiles_of_positive_squared_distances():
+    rng = np.random.RandomState(1)
+    X = rng.randn(60, 3)
+    X[1] = X[0]  # a zero distance is ignored
+    squared = pdist(X, "sqeuclidean")
+    expected = np.percentile(squared[squared > 0], [5, 95])
+    assert_allclose(squared_distance_bounds(X), expected)
+
+
+def test_bounds_are_sampled_in_linear_memory_for_large_n():
+    rng = np.random.RandomState(2)
+    X = rng.randn(20_000, 4)
+    tracemalloc.start()
+    bounds = squared_distance_bounds(X, random_state=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    # An n×n float matrix would take 3.2 GB; the sample takes a few MB.
+    assert peak < 50e6
+    # Squared distances of standard normals in 4-D are 2·χ²₄: 5th/95th percentiles.
+    assert_allclose(bounds, [2 * 0.7107, 2 * 9.4877], rtol=0.05)
+
+
+def test_distance_targets_from_labels_use_the_bounds():
+    rng = np.random.RandomState(3)
+    X = rng.randn(50, 2)
+    y = np.arange(50) % 2
+    targets = distance_targets_from_labels(X, y, 30, random_state=0)
+    u, lower = squared_distance_bounds(X, random_state=0)
+    same = y[targets.pairs[:, 0]] == y[targets.pairs[:, 1]]
+    assert_allclose(targets.distances[same], u)
+    assert_allclose(targets.distances[~same], lower)
+
+
+@pytest.mark.parametrize("n_neighbors", [1, 2])
+def test_triplets_match_brute_force_nearest_neighbours(n_neighbors):
+    rng = np.random.RandomState(4)
+    X = rng.randn(40, 3)
+    y = rng.randint(0, 3, size=40)
+    triplets = triplets_from_labels(X, y, n_neighbors=n_neighbors).triplets
+    distances = cdist(X, X)
+    expected = []
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        other = np.flatnonzero(y != y[i])
+        nearest_same = same[np.argsort(distances[i, same])[:n_neighbors]]
+        nearest_other = other[np.argsort(distances[i, other])[:n_neighbors]]
+        expected += [(i, j, k) for j in nearest_same for k in nearest_other]
+    assert sorted(map(tuple, triplets.tolist())) == sorted(expected)
+
+
+def test_triplets_subsample_reproducibly():
+    rng = np.random.RandomState(5)
+    X, y = rng.randn(60, 2), np.arange(60) % 3
+    first = triplets_from_labels(X, y, 2, max_triplets=50, random_state=0).triplets
+    assert first.shape == (50, 3)
+    assert_array_equal(first, triplets_from_labels(X, y, 2, 50, random_state=0).triplets)
+
+
+def test_triplets_need_two_classes_and_enough_neighbours():
+    X = np.random.RandomState(6).randn(6, 2)
+    with pytest.raises(ValueError, match="two classes"):
+        triplets_from_labels(X, np.zeros(6))
+    with pytest.raises(ValueError, match="n_neighbors"):
+        triplets_from_labels(X, [0, 0, 0, 1, 1, 1], n_neighbors=3)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: PairConstraints([[0, 1]], [2]), "must be \\+1"),
+        (lambda: PairConstraints([[0, 1, 2]], [1]), "shape \\(n, 2\\)"),
+        (lambda: PairConstraints([[0.5, 1]], [1]), "integer row indices"),
+        (lambda: PairConstraints([[-1, 1]], [1]), "non-negative"),
+        (lambda: PairConstraints([[0, 1]], [1, -1]), "2 entries but there are 1"),
+        (lambda: PairConstraints([[0, 1]], [1], bounds=[np.nan]), "NaN"),
+        (lambda: PairConstraints([[0, 1]], [1], bounds=[0.0]), "finite and positive"),
+        (lambda: DistanceTargets([[0, 1]], [-1.0]), "non-negative"),
+        (lambda: TripletConstraints([[0, 1]]), "shape \\(n, 3\\)"),
+        (lambda: TripletConstraints(np.empty((0, 3), int)), "non-empty"),
+    ],
+)
+def test_constraint_types_reject_bad_input(make, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        make()
