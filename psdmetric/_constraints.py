@@ -44,6 +44,12 @@ class PairConstraints:
         pairs). ``None`` lets the learner apply its ``bounds=(u, l)`` to all pairs (by
         default the 5th and 95th percentiles of the squared distances).
 
+    Notes
+    -----
+    A pair listed twice with the same label is two (redundant) constraints; a pair
+    labelled both similar and dissimilar raises ``ValueError``. Pairs of identical
+    points carry no information and are skipped by the learners.
+
     Examples
     --------
     >>> from psdmetric import PairConstraints
@@ -62,6 +68,7 @@ class PairConstraints:
         if not np.all((labels == 1) | (labels == -1)):
             raise ValueError("PairConstraints labels must be +1 (similar) or -1 (dissimilar).")
         object.__setattr__(self, "labels", labels.astype(np.intp))
+        _reject_contradictions(self.pairs, self.labels)
         if self.bounds is not None:
             bounds = _as_float_vector(self.bounds, len(self.pairs), "bounds")
             if not np.all(np.isfinite(bounds) & (bounds > 0)):
@@ -118,6 +125,21 @@ class TripletConstraints:
 
     def __post_init__(self):
         object.__setattr__(self, "triplets", _as_index_array(self.triplets, 3, "triplets"))
+
+
+def _reject_contradictions(pairs, labels):
+    """Raise if one unordered pair is labelled both similar and dissimilar."""
+    low, high = np.sort(pairs, axis=1).T
+    key = low.astype(np.int64) * (int(high.max()) + 1) + high
+    order = np.argsort(key, kind="stable")
+    same_pair = key[order][1:] == key[order][:-1]
+    clash = same_pair & (labels[order][1:] != labels[order][:-1])
+    if clash.any():
+        i, j = pairs[order][1:][clash][0]
+        raise ValueError(
+            f"PairConstraints: pair ({i}, {j}) is labelled both similar and dissimilar; "
+            "remove one of the two labels."
+        )
 
 
 def _as_index_array(values, width, name):

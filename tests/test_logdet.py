@@ -275,3 +275,23 @@ def test_explicit_constraints_validation():
         LogDet().fit(X)
     with pytest.raises(ValueError, match="0 < u < l"):
         LogDet(bounds=(5.0, 1.0)).fit(X, np.arange(10) % 2)
+
+
+def test_interrupted_fit_keeps_the_last_complete_cycle(monkeypatch):
+    import psdmetric._logdet as logdet_module
+
+    real_sweep = logdet_module.logdet_sweep
+    calls = []
+
+    def sweep_then_interrupt(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_sweep(*args)
+
+    monkeypatch.setattr(logdet_module, "logdet_sweep", sweep_then_interrupt)
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        model = LogDet(tol=0, random_state=0).fit(X, y)
+    assert model.n_iter_ == 2
+    assert np.all(np.isfinite(model.transform(X)))

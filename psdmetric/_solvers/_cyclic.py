@@ -19,9 +19,12 @@ def dual_change(dual, previous):
     This is the criterion of the ITML reference code (also used by metric-learn), so
     equal ``tol`` means equal stopping rules across the two libraries.
     """
-    norm = np.linalg.norm(dual) + np.linalg.norm(previous)
-    if norm == 0.0:
+    scale = max(np.abs(dual).max(initial=0.0), np.abs(previous).max(initial=0.0))
+    if scale == 0.0:
         return 0.0
+    # Duals scale like 1/distance²: divide first so tiny features cannot overflow the norms.
+    dual, previous = dual / scale, previous / scale
+    norm = np.linalg.norm(dual) + np.linalg.norm(previous)
     return float(np.abs(dual - previous).sum() / norm)
 
 
