@@ -203,3 +203,67 @@ def test_property_fitted_metric_is_finite_symmetric_psd(
         assert "n_neighbors" in str(exc), exc
         return
     assert_valid_metric(estimator, X)
+
+
+def learners_with(parameter):
+    chosen = [E for E in METRIC_LEARNERS if parameter in E().get_params()]
+    return pytest.mark.parametrize("Estimator", chosen, ids=[E.__name__ for E in chosen])
+
+
+@learners_with("prior")
+@pytest.mark.parametrize(
+    "prior, message",
+    [
+        (np.array([[1.0, 2.0], [0.0, 1.0]]), "symmetric"),
+        (np.diag([1.0, -1.0]), "positive semi-definite"),
+        (np.eye(3), "shape \\(2, 2\\)"),
+        (np.array([[np.nan, 0.0], [0.0, 1.0]]), "NaN"),
+    ],
+    ids=["asymmetric", "indefinite", "wrong-size", "nan"],
+)
+def test_bad_prior_is_rejected(Estimator, prior, message):
+    X, y = blobs(n_features=2)
+    with pytest.raises(ValueError, match=message):
+        Estimator(prior=prior).fit(X, y)
+
+
+@learners_with("bounds")
+@pytest.mark.parametrize("bounds", [(5.0, 1.0), (2.0, 2.0), (-1.0, 2.0), (0.0, 2.0),
+                                    (np.nan, 2.0), (1.0, np.inf)])
+def test_bad_bounds_are_rejected(Estimator, bounds):
+    X, y = blobs()
+    with pytest.raises(ValueError, match="bounds"):
+        Estimator(bounds=bounds).fit(X, y)
+
+
+@learners_with("n_components")
+def test_too_many_components_is_rejected(Estimator):
+    X, y = blobs(n_features=3)
+    with pytest.raises(ValueError, match="n_components"):
+        Estimator(n_components=4).fit(X, y)
+
+
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)
+def test_single_sample_class_is_accepted(Estimator):
+    X, y = blobs(n_samples=21)
+    y[-1] = 2  # a class with one member: it only enters dissimilar constraints
+    try:
+        estimator = quiet(Estimator(random_state=0), X, y)
+    except ValueError as exc:
+        assert "n_neighbors" in str(exc)  # triplets need a same-class neighbour
+        return
+    assert_valid_metric(estimator, X)
+
+
+@learners_with("gamma")
+@pytest.mark.parametrize("gamma", [1e-12, np.inf])
+def test_extreme_slack_on_infeasible_constraints(Estimator, gamma):
+    X, _ = blobs(n_samples=6)
+    # Rows 0 and 2 coincide, so (0, 1) similar and (2, 1) dissimilar cannot both
+    # hold: slack must absorb the infeasibility without errors.
+    X[2] = X[0]
+    constraints = explicit_constraints(Estimator._constraint_kind, 6,
+                                       [[0, 1, 3], [2, 1, 3], [3, 4, 5], [4, 5, 0]])
+    estimator = quiet(Estimator(gamma=gamma, max_iter=200, random_state=0), X,
+                      constraints=constraints)
+    assert_valid_metric(estimator, X)
