@@ -5,16 +5,17 @@
 The learned matrix is kept as ``B Bᵀ`` in the r-dimensional range of the prior, with
 ``B`` lower triangular and stored column-major, so one projection costs ``r²`` flops
 for ``w = Bᵀ v`` and ``3r² + O(r)`` for CHOLUPDATEMULT, independent of the number of
-points.
+points. ``w`` comes from level-1 ``ddot`` per column: OpenBLAS threads its level-2
+routines, and waking threads for an r×r triangle costs more than the product itself.
 """
 import numpy as np
 
 from libc.math cimport sqrt
-from scipy.linalg.cython_blas cimport dtrmv
+from scipy.linalg.cython_blas cimport ddot
 
 
 cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
-                          double* a, double* h, double* s) noexcept nogil:
+                          double* a, double* s) noexcept nogil:
     """B <- B L with L Lᵀ = I + beta x xᵀ; B lower triangular, column-major.
 
     Seed 002 Alg. 1 reordered column by column (a[k] holds the paper's a_{k+1}): with
@@ -22,23 +23,32 @@ cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
     is independent across rows, so the compiler vectorises the inner loop.
     """
     cdef Py_ssize_t i, j
-    cdef double t, coef, old, hj, xj
+    cdef double t, h, coef, old, xj
     cdef double* column
     a[0] = beta
     for i in range(r):
         t = 1.0 + a[i] * x[i] * x[i]
-        h[i] = sqrt(t)
         a[i + 1] = a[i] / t
         s[i] = 0.0
     for j in range(r - 1, -1, -1):
         column = B + j * r
+        h = sqrt(1.0 + a[j] * x[j] * x[j])
         coef = a[j + 1] * x[j]
-        hj = h[j]
         xj = x[j]
         for i in range(j, r):
             old = column[i]
-            column[i] = (old + coef * s[i]) * hj
+            column[i] = (old + coef * s[i]) * h
             s[i] = s[i] + old * xj
+
+
+cdef inline void _lower_transpose_times(const double* B, const double* v, double* w,
+                                        Py_ssize_t r) noexcept nogil:
+    """w = Bᵀ v for lower-triangular column-major B."""
+    cdef Py_ssize_t j
+    cdef int length, inc = 1
+    for j in range(r):
+        length = <int> (r - j)
+        w[j] = ddot(&length, <double*> B + j * r + j, &inc, <double*> v + j, &inc)
 
 
 def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
@@ -50,11 +60,11 @@ def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
     cdef Py_ssize_t r = B.shape[0]
     if B.shape[1] != r or w.shape[0] != r:
         raise ValueError("B must be square and match the length of w")
-    cdef double[::1] work = np.empty(3 * r + 1)
     if r == 0:
         return
+    cdef double[::1] work = np.empty(2 * r + 1)
     with nogil:
-        _cholupdatemult(beta, &w[0], &B[0, 0], r, &work[0], &work[r + 1], &work[2 * r + 1])
+        _cholupdatemult(beta, &w[0], &B[0, 0], r, &work[0], &work[r + 1])
 
 
 def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
@@ -73,20 +83,20 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
     cdef Py_ssize_t r = B.shape[0]
     cdef Py_ssize_t m = pairs.shape[0]
     cdef Py_ssize_t c, k, i, j
-    cdef int n = <int> r, inc = 1
     cdef double p, alpha, beta, delta
     cdef Py_ssize_t n_violated = 0
     if r == 0:
         return 0
+    cdef double[::1] v = np.empty(r)
     cdef double[::1] w = np.empty(r)
-    cdef double[::1] work = np.empty(3 * r + 1)
+    cdef double[::1] work = np.empty(2 * r + 1)
     with nogil:
         for c in range(m):
             i = pairs[c, 0]
             j = pairs[c, 1]
             for k in range(r):
-                w[k] = G[i, k] - G[j, k]
-            dtrmv("L", "T", "N", &n, &B[0, 0], &n, &w[0], &inc)
+                v[k] = G[i, k] - G[j, k]
+            _lower_transpose_times(&B[0, 0], &v[0], &w[0], r)
             p = 0.0
             for k in range(r):
                 p = p + w[k] * w[k]
@@ -104,6 +114,5 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
             beta = delta * alpha / (1.0 - delta * alpha * p)
             target[c] = 1.0 / (1.0 / target[c] + delta * alpha * inv_gamma)
             dual[c] = dual[c] - alpha
-            _cholupdatemult(beta, &w[0], &B[0, 0], r, &work[0], &work[r + 1],
-                            &work[2 * r + 1])
+            _cholupdatemult(beta, &w[0], &B[0, 0], r, &work[0], &work[r + 1])
     return n_violated
