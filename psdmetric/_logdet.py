@@ -54,7 +54,9 @@ class LogDet(MahalanobisMixin):
 
     tol : float, default=1e-3
         Stop when the duals change by at most ``tol`` over a cycle, measured as
-        ``‖Δν‖₁ / (‖ν‖₂ + ‖ν_prev‖₂)`` (the ITML criterion).
+        ``‖Δν‖₁ / (‖ν‖₂ + ‖ν_prev‖₂)`` (the ITML criterion). Each cycle visits the
+        constraints in a fresh random order, which converges in far fewer cycles than
+        ITML's fixed order.
 
     max_iter : int, default=1000
         Maximum number of cycles through the constraints.
@@ -63,7 +65,7 @@ class LogDet(MahalanobisMixin):
         Print a table row per cycle.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the pair draw and the bound estimate.
+        Seeds the pair draw, the bound estimate and the order of every cycle.
 
     Attributes
     ----------
@@ -183,13 +185,13 @@ class LogDet(MahalanobisMixin):
         gamma_ratio, inv_gamma = (1.0, 0.0) if np.isinf(self.gamma) else (
             self.gamma / (self.gamma + 1.0), 1.0 / self.gamma)
 
-        def sweep():
+        def sweep(order):
             return logdet_sweep(factor, constraints.pairs, direction, targets, dual, B,
-                                gamma_ratio, inv_gamma)
+                                gamma_ratio, inv_gamma, order)
 
         self.n_iter_ = cyclic_projections(
             sweep, dual, tol=self.tol, max_iter=self.max_iter, verbose=self.verbose,
-            name=type(self).__name__,
+            name=type(self).__name__, random_state=rng,
         )
         self.components_ = B.T @ initial
         self.constraints_ = constraints

@@ -1,9 +1,15 @@
 """Cyclic Bregman projections: the driver shared by the exact projection learners.
 
-A learner supplies ``sweep``, one pass over all constraints that updates its matrix
-and the dual variables ν in place. The driver repeats it until ν settles, prints the
-``verbose`` table, warns when ``max_iter`` is hit and keeps the last complete cycle when
-the user interrupts the fit.
+A learner supplies ``sweep(order)``, one pass over all constraints in the given order
+that updates its matrix and the dual variables ν in place. The driver draws a fresh
+random order for every cycle, repeats until ν settles, prints the ``verbose`` table,
+warns when ``max_iter`` is hit and keeps the last complete cycle when the user
+interrupts the fit.
+
+Why a fresh order: with one fixed order (as in the ITML reference code) the projections
+can creep towards the solution for thousands of cycles; on scikit-learn's digits with
+4,000 pairs a fixed order is still 0.6 % away from the optimum after 3,000 cycles, while
+reshuffled cycles reach it to machine precision (KKT residuals ~1e-13) in about 100.
 """
 
 import time
@@ -28,14 +34,15 @@ def dual_change(dual, previous):
     return float(np.abs(dual - previous).sum() / norm)
 
 
-def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name):
+def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name, random_state):
     """Run ``sweep`` until the change of ``dual`` over a cycle drops below ``tol``.
 
     Parameters
     ----------
     sweep : callable
-        ``sweep() -> int`` projects onto every constraint once, updates ``dual`` in
-        place and returns how many constraints were violated when visited.
+        ``sweep(order) -> int`` projects onto every constraint once, visiting them in
+        ``order`` (an ``intp`` permutation), updates ``dual`` in place and returns how
+        many constraints were violated when visited.
     dual : ndarray of shape (n_constraints,)
         The dual variables ν, updated in place by ``sweep``.
     tol : float
@@ -46,6 +53,8 @@ def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name):
         Print one table row per cycle when positive.
     name : str
         Estimator name used in the table title and in warnings.
+    random_state : RandomState
+        Draws the order of every cycle.
 
     Returns
     -------
@@ -61,7 +70,7 @@ def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name):
     try:
         for n_iter in range(1, max_iter + 1):
             start = time.perf_counter()
-            n_violated = sweep()
+            n_violated = sweep(random_state.permutation(len(dual)).astype(np.intp))
             change = dual_change(dual, previous)
             if verbose:
                 elapsed = time.perf_counter() - start

@@ -70,8 +70,10 @@ def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
 def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
                  const double[::1] direction, double[::1] target,
                  double[::1] dual, double[::1, :] B,
-                 double gamma_ratio, double inv_gamma):
+                 double gamma_ratio, double inv_gamma, const Py_ssize_t[::1] order):
     """One cycle of LogDet Bregman projections with dual corrections.
+
+    Constraints are visited in ``order`` (a permutation of the constraint indices).
 
     Constraint ``c`` asks ``direction[c] * (d²(i, j) - target[c]) <= 0`` with
     ``d²(i, j) = ||Bᵀ (G[i] - G[j])||²``. ``target`` holds the slack-adjusted
@@ -82,16 +84,19 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
     """
     cdef Py_ssize_t r = B.shape[0]
     cdef Py_ssize_t m = pairs.shape[0]
-    cdef Py_ssize_t c, k, i, j
+    cdef Py_ssize_t c, t, k, i, j
     cdef double p, alpha, beta, delta
     cdef Py_ssize_t n_violated = 0
+    if order.shape[0] != m:
+        raise ValueError("order must be a permutation of the constraint indices")
     if r == 0:
         return 0
     cdef double[::1] v = np.empty(r)
     cdef double[::1] w = np.empty(r)
     cdef double[::1] work = np.empty(2 * r + 1)
     with nogil:
-        for c in range(m):
+        for t in range(m):
+            c = order[t]
             i = pairs[c, 0]
             j = pairs[c, 1]
             for k in range(r):
