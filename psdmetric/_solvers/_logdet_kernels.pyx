@@ -15,26 +15,27 @@ from scipy.linalg.cython_blas cimport ddot
 
 
 cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
-                          double* a, double* s) noexcept nogil:
+                          double* P, double* s) noexcept nogil:
     """B <- B L with L Lᵀ = I + beta x xᵀ; B lower triangular, column-major.
 
-    Seed 002 Alg. 1 reordered column by column (a[k] holds the paper's a_{k+1}): with
-    ``s[i] = Σ_{k>j} B_old[i, k] x[k]`` carried down the columns, the update of column j
-    is independent across rows, so the compiler vectorises the inner loop.
+    Seed 002 Alg. 1 reordered column by column. Its recurrence ``a_{k+1} = a_k / t_k``
+    is a chain of dependent divisions; with ``P_k = 1 + beta Σ_{i≤k} x_i²`` it reads
+    ``a_{k+1} = beta / P_k`` and ``t_k = P_k / P_{k-1}``, so only a running sum is
+    sequential. With ``s[i] = Σ_{k>j} B_old[i, k] x[k]`` carried down the columns, the
+    update of column j is independent across rows and the compiler vectorises it.
     """
     cdef Py_ssize_t i, j
-    cdef double t, h, coef, old, xj
+    cdef double h, coef, old, xj
     cdef double* column
-    a[0] = beta
+    P[0] = 1.0
     for i in range(r):
-        t = 1.0 + a[i] * x[i] * x[i]
-        a[i + 1] = a[i] / t
+        P[i + 1] = P[i] + beta * x[i] * x[i]
         s[i] = 0.0
     for j in range(r - 1, -1, -1):
         column = B + j * r
-        h = sqrt(1.0 + a[j] * x[j] * x[j])
-        coef = a[j + 1] * x[j]
+        h = sqrt(P[j + 1] / P[j])
         xj = x[j]
+        coef = beta * xj / P[j + 1]
         for i in range(j, r):
             old = column[i]
             column[i] = (old + coef * s[i]) * h
