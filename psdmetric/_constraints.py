@@ -343,7 +343,8 @@ def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
         rng = check_random_state(random_state)
         first = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
         second = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
-    squared = np.einsum("ij,ij->i", X[first] - X[second], X[first] - X[second])
+    difference = X[first] - X[second]
+    squared = np.einsum("ij,ij->i", difference, difference)
     squared = squared[squared > 0]
     if len(squared) == 0:
         return np.zeros(2)

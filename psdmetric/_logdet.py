@@ -23,7 +23,7 @@ from ._solvers import cyclic_projections, logdet_sweep
 class LogDet(MahalanobisMixin):
     """Information-theoretic metric learning with LogDet Bregman projections.
 
-    Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ⁻¹ D_ld(ξ, ξ₀)`` subject to
+    Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ D_ld(ξ, ξ₀)`` subject to
     ``d²_M(xᵢ, xⱼ) ≤ ξ`` for similar pairs and ``≥ ξ`` for dissimilar pairs (ITML;
     seed 002 §5.1, slack §6.2.1). Projections are exact, with dual corrections, so the
     fit converges to the optimum, not to a nearby point (seed 002 App. B).
@@ -43,7 +43,8 @@ class LogDet(MahalanobisMixin):
         a symmetric PSD matrix.
 
     gamma : float, default=1.0
-        Slack trade-off γ > 0; ``np.inf`` enforces the constraints exactly.
+        Weight γ > 0 of the slack divergence ``D_ld(ξ, ξ₀)``: small γ lets the bounds
+        move freely, ``np.inf`` enforces the constraints exactly.
 
     bounds : array-like of shape (2,), default=None
         Squared-distance bounds ``(u, l)`` for similar and dissimilar pairs. ``None``
@@ -87,7 +88,7 @@ class LogDet(MahalanobisMixin):
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of features seen during fit, when X has string column names.
 
     See Also
