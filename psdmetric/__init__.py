@@ -1,6 +1,7 @@
 """psdmetric: metric learning with PSD matrices, the scikit-learn way."""
 
 from ._base import MahalanobisMixin
+from ._burg import BurgRegressor, OnlineLogDet
 from ._constraints import (
     DistanceTargets,
     PairConstraints,
@@ -11,15 +12,27 @@ from ._constraints import (
     triplets_from_labels,
 )
 from ._logdet import LogDet
+from ._meg import MEG
+from ._pola import KernelPOLA, POLA
+from ._psdboost import PSDBoost
+from ._von_neumann import DefiniteBoost, VonNeumann
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "BurgRegressor",
+    "DefiniteBoost",
     "DistanceTargets",
+    "KernelPOLA",
     "LogDet",
+    "MEG",
     "MahalanobisMixin",
+    "OnlineLogDet",
+    "POLA",
+    "PSDBoost",
     "PairConstraints",
     "TripletConstraints",
+    "VonNeumann",
     "distance_targets_from_labels",
     "pairs_from_labels",
     "squared_distance_bounds",

@@ -162,6 +162,73 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return tags
 
 
+class PairClassifierMixin:
+    """Similar / dissimilar predictions for pairs, from a learned metric and threshold.
+
+    For learners that fit a threshold ``threshold_`` on squared distances (POLA): a pair
+    is predicted similar (+1) when its squared learned distance is at most the threshold,
+    dissimilar (-1) otherwise. ``pairs`` has shape (n_pairs, 2, n_features), as in
+    ``pair_distance``.
+
+    The methods carry a ``pair_`` prefix on purpose: scikit-learn's estimator checks
+    call ``predict(X)``, ``decision_function(X)`` and ``score(X, y)`` with per-sample 2-D
+    ``X`` on any estimator that has them, so pair methods under those names would break
+    scikit-learn compatibility (and pipelines that score per sample).
+    """
+
+    def pair_decision_function(self, pairs):
+        """Signed margin of each pair: ``threshold_ − d²(x, x')``, positive when similar.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features)
+            The pairs, given by their points.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_pairs,)
+        """
+        return self.threshold_ - self.pair_distance(pairs, squared=True)
+
+    def pair_predict(self, pairs):
+        """Predict +1 (similar) or -1 (dissimilar) for each pair.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features)
+            The pairs, given by their points.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_pairs,)
+        """
+        return np.where(self.pair_decision_function(pairs) >= 0, 1, -1)
+
+    def pair_score(self, pairs, y):
+        """Accuracy of :meth:`pair_predict` against pair labels ``y`` in {+1, -1}.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features)
+            The pairs, given by their points.
+        y : array-like of shape (n_pairs,)
+            True labels: +1 similar, -1 dissimilar.
+
+        Returns
+        -------
+        score : float
+        """
+        y = np.asarray(y)
+        predictions = self.pair_predict(pairs)
+        if y.shape != predictions.shape:
+            raise ValueError(
+                f"y must have one label per pair, shape {predictions.shape}; got {y.shape}."
+            )
+        if not np.all((y == 1) | (y == -1)):
+            raise ValueError("y must hold pair labels +1 (similar) or -1 (dissimilar).")
+        return float(np.mean(predictions == y))
+
+
 def prior_eigenpairs(X, prior, n_components):
     """Orthonormal ``U`` (d×r) and positive ``s`` (r,) with prior ``M₀ = U diag(s) Uᵀ``.
 

@@ -1,0 +1,169 @@
+"""What the suite, scaling and seed-002 benchmarks share: command line, machine, files.
+
+Each script takes ``--quick`` (a smoke run of a few minutes) and ``--out DIR``. A full
+run writes ``docs/benchmarks/<name>.{json,md,png}``; a quick run writes to a scratch
+directory instead, so smoke numbers never replace the committed ones.
+"""
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import platform
+import queue
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_info
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
+QUICK_OUT = Path(tempfile.gettempdir()) / "psdmetric-bench-quick"
+
+
+def parse_arguments(description, argv=None, add_arguments=None):
+    """``--quick`` and ``--out`` for a benchmark script; returns ``(args, out_dir)``.
+
+    ``add_arguments(parser)``, if given, adds the script's own options.
+    """
+    parser = argparse.ArgumentParser(description=description)
+    if add_arguments is not None:
+        add_arguments(parser)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: smaller problems, written to a scratch directory")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"output directory (default {DOCS}, or {QUICK_OUT} with --quick)")
+    args = parser.parse_args(argv)
+    out = args.out if args.out is not None else (QUICK_OUT if args.quick else DOCS)
+    return args, out
+
+
+def machine():
+    """CPU, BLAS, versions and load at start: the context every timing depends on."""
+    import psdmetric
+    import sklearn
+
+    cpu = platform.processor()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
+                    if line.startswith("model name")), cpu)
+    blas = [{key: info.get(key) for key in ("internal_api", "version", "num_threads")}
+            for info in threadpool_info() if info.get("user_api") == "blas"]
+    return {"cpu": cpu, "logical_cpus": os.cpu_count(), "blas": blas,
+            "python": platform.python_version(), "numpy": np.__version__,
+            "scikit_learn": sklearn.__version__, "psdmetric": psdmetric.__version__,
+            "load_average_start": list(os.getloadavg())}
+
+
+def finish_machine(info):
+    """Record the load at the end of the run."""
+    info["load_average_end"] = list(os.getloadavg())
+    return info
+
+
+def machine_line(info):
+    """One markdown sentence describing the machine and how busy it was."""
+    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['num_threads']} threads)"
+                     for b in info["blas"])
+    loads = [info["load_average_start"][0], info.get("load_average_end", [0.0])[0]]
+    busy = max(loads) > 0.5 * info["logical_cpus"]
+    return (f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, BLAS {blas}; "
+            f"Python {info['python']}, numpy {info['numpy']}, scikit-learn "
+            f"{info['scikit_learn']}, psdmetric {info['psdmetric']}. One-minute load "
+            f"average {loads[0]:.2f} at start, {loads[1]:.2f} at end: "
+            + ("the machine was shared with other jobs, so times are pessimistic and noisy."
+               if busy else "the machine was quiet."))
+
+
+def jsonable(value):
+    """Plain JSON types; NaN and infinities become ``null``."""
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, np.ndarray):
+        return jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def write(out, name, results, page, figure):
+    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` (a matplotlib figure)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(jsonable(results), indent=2) + "\n")
+    (out / f"{name}.md").write_text(page)
+    figure.savefig(out / f"{name}.png", dpi=110)
+    print(f"wrote {out / name}.json, .md and .png")
+
+
+def pyplot():
+    """matplotlib's pyplot on the non-interactive backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def loglog_slope(x, y):
+    """Least-squares slope of log y against log x (the exponent of a power law)."""
+    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def mean_and_standard_error(values):
+    """Mean and standard error of the mean (NaN error for fewer than two values)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return math.nan, math.nan
+    if len(values) == 1:
+        return float(values[0]), math.nan
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
+
+
+def _call_and_send(function, args, results):
+    try:
+        results.put(("ok", function(*args)))
+    except Exception as exc:  # the caller reports it
+        results.put(("failed", f"{type(exc).__name__}: {exc}"[:500]))
+
+
+def run_with_time_limit(function, args, seconds, start_method="spawn"):
+    """``function(*args)`` in a child process, killed after ``seconds``.
+
+    Returns ``("ok", value)``, ``("failed", message)`` or ``("timeout", message)``.
+    With ``start_method="spawn"`` (the default) ``function`` must be importable
+    (module level) and its arguments picklable; the result must be picklable either
+    way. Fork only from a parent that has not run OpenMP code (scikit-learn's k-NN,
+    k-means and neighbour searches do): the forked child can deadlock.
+    """
+    context = multiprocessing.get_context(start_method)
+    results = context.Queue()
+    child = context.Process(target=_call_and_send, args=(function, args, results),
+                            daemon=True)
+    child.start()
+    deadline = time.perf_counter() + seconds
+    while True:
+        try:
+            outcome = results.get(timeout=1.0)
+            break
+        except queue.Empty:
+            if not child.is_alive():
+                outcome = ("failed", f"worker died (exit code {child.exitcode})")
+                break
+            if time.perf_counter() > deadline:
+                outcome = ("timeout", f"did not finish within {seconds:.0f} s")
+                child.kill()
+                break
+    child.join(timeout=10)
+    return outcome

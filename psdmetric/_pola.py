@@ -1,0 +1,505 @@
+"""POLA: online learning of a pseudo-metric and a threshold by projections (seed 003).
+
+Each round projects ``(A, b)`` onto the half-space where the current pair has zero
+hinge loss, then onto ``{A ⪰ 0, b ≥ 1}``. The second projection removes the single
+negative eigenvalue the first one can create; it is found from the secular equation
+of the rank-one change (a few Cholesky factorisations, no eigendecomposition of A).
+``POLA`` learns A on the features; ``KernelPOLA`` learns it in a kernel's feature
+space, touching the data only through the kernel (seed 003 §3.3).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import _fit_context
+from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.utils._available_if import available_if
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import PairClassifierMixin
+from ._online import OnlineMixin
+from ._solvers import kernel_pola_block, pola_pass
+
+# Kernel POLA processes pairs in blocks: one kernel evaluation per block, not per pair.
+_BLOCK = 256
+# A difference adds a basis vector when its squared residual against the current basis
+# exceeds this fraction of its squared length; smaller residuals are rounding noise of
+# the Gram–Schmidt process in feature space.
+_BASIS_TOLERANCE = 1e-9
+
+_COMMON_PARAMETERS = {
+    "gamma": [Interval(Real, 0, None, closed="both")],
+    "beta": [Interval(Real, 0, None, closed="left")],
+    "initial_threshold": [Interval(Real, 1, None, closed="left")],
+    "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "verbose": ["verbose"],
+    "random_state": ["random_state"],
+}
+
+
+def _max_hinge_loss(squared_distances, labels, threshold):
+    if len(squared_distances) == 0:
+        return 0.0
+    return float(np.max(np.maximum(0.0, labels * (squared_distances - threshold) + 1.0)))
+
+
+class POLA(PairClassifierMixin, OnlineMixin):
+    """Pseudo-metric online learning: a PSD matrix and a threshold by projections.
+
+    Learns ``A ⪰ 0`` and ``b ≥ 1`` such that similar pairs have ``d²_A(x, x') ≤ b − 1``
+    and dissimilar ones ``d²_A(x, x') ≥ b + 1`` (seed 003). On each pair with hinge
+    loss ``ℓ = max(0, y(d²_A − b) + 1) > 0`` it sets ``α = ℓ / (‖x − x'‖⁴ + 1 + γ)``,
+    ``A ← A − yα vvᵀ``, ``b ← b + yα`` (projection onto the zero-loss half-space, Fig. 1;
+    γ > 0 is the inseparable variant, eq. 12), then projects onto ``A ⪰ 0, b ≥ 1``. A
+    pair is predicted similar when ``d²_A(x, x') ≤ b``.
+
+    ``fit`` is the online-to-batch conversion of §6: passes over the pairs until every
+    training pair has hinge loss at most ``beta``. ``partial_fit`` makes one online
+    pass over a chunk.
+
+    Parameters
+    ----------
+    gamma : float, default=0.0
+        Relaxation γ ≥ 0 of the inseparable case (eq. 12): larger values take smaller
+        steps. 0 is the separable algorithm of Fig. 1.
+
+    beta : float, default=0.1
+        ``fit`` stops once every training pair has hinge loss at most ``beta``; on
+        separable pairs this takes at most ``⌈R(‖A*‖²_F + (b* − b₁)²) / β²⌉`` passes.
+
+    initial_threshold : float, default=1.0
+        The starting threshold ``b₁ ≥ 1`` (``A₁ = 0``).
+
+    n_constraints : int, default=None
+        Number of pairs drawn from class labels (per ``partial_fit`` chunk);
+        ``None`` means ``40 * n_classes**2``. Same-class pairs are similar (+1),
+        different-class pairs dissimilar (-1).
+
+    max_iter : int, default=50
+        Maximum number of passes ``fit`` makes over the pairs.
+
+    verbose : int, default=0
+        Print one table row per pass (its summary: the largest training hinge loss).
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the pairs drawn from labels.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_features, n_features)
+        The learned transform ``L``, ``A = LᵀL``.
+
+    threshold_ : float
+        The learned threshold ``b``.
+
+    constraints_ : PairConstraints
+        The pairs of the last ``fit`` (not set by ``partial_fit``).
+
+    n_iter_ : int
+        Passes made by ``fit``, or ``partial_fit`` calls since the last reset.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    KernelPOLA : The same learner in a kernel's feature space.
+    LogDet : Batch metric learning from pair constraints.
+
+    Notes
+    -----
+    POLA is not invariant to the scale of the features: the margin is 1 and the step
+    has ``‖x − x'‖⁴ + 1`` in its denominator, so both A and b move only when typical
+    squared distances are of order one. Scale the data accordingly (e.g. divide by the
+    root of the median squared pair distance). Pair ``bounds`` of a ``PairConstraints``
+    are ignored (POLA learns its own threshold), as are pairs of identical points.
+
+    The projection onto the PSD cone removes the one negative eigenvalue that
+    ``A − α vvᵀ`` can have. It is the root of ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``,
+    found by Newton's method from the right (a few Cholesky factorisations of
+    ``A − λI``), and its eigenvector is ``(A − λI)⁻¹v``.
+
+    Pair predictions use :meth:`pair_predict`, :meth:`pair_decision_function` and
+    :meth:`pair_score` on arrays of shape (n_pairs, 2, n_features); the ``pair_``
+    prefix keeps ``predict`` / ``score`` free for scikit-learn's per-sample API.
+
+    References
+    ----------
+    S. Shalev-Shwartz, Y. Singer and A. Y. Ng. Online and batch learning of
+    pseudo-metrics. ICML 2004.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from psdmetric import POLA
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X, y = StandardScaler().fit_transform(X[y < 2]) / 2, y[y < 2]  # setosa, versicolor
+    >>> pola = POLA(random_state=0).fit(X, y)
+    >>> pola.n_iter_
+    9
+    >>> pairs = np.stack([X[[0, 0, 60]], X[[1, 60, 70]]], axis=1)  # same, other, same
+    >>> pola.pair_predict(pairs)
+    array([ 1, -1,  1])
+    """
+
+    _constraint_kind = "pairs"
+
+    _parameter_constraints: dict = dict(_COMMON_PARAMETERS)
+
+    def __init__(
+        self,
+        gamma=0.0,
+        *,
+        beta=0.1,
+        initial_threshold=1.0,
+        n_constraints=None,
+        max_iter=50,
+        verbose=0,
+        random_state=None,
+    ):
+        self.gamma = gamma
+        self.beta = beta
+        self.initial_threshold = initial_threshold
+        self.n_constraints = n_constraints
+        self.max_iter = max_iter
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Start from ``A = 0`` and make passes until every training loss is ``≤ beta``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels; pairs are drawn from them. Leave ``None`` when passing
+            ``constraints``.
+
+        constraints : PairConstraints, default=None
+            Explicit similar (+1) / dissimilar (-1) pairs of rows of ``X``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        return self._fit_online(X, y, constraints)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, *, constraints=None):
+        """Continue learning from one chunk: one online pass over its pairs.
+
+        Labelled chunks get their pairs from their own rows, drawn as in ``fit``;
+        explicit ``constraints`` index the rows of this chunk.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's samples.
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels of the chunk.
+
+        constraints : PairConstraints, default=None
+            Pairs of rows of this chunk.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
+        return self._partial_fit_online(X, y, constraints)
+
+    def _initialize(self, n_features):
+        self._matrix = np.zeros((n_features, n_features), order="F")
+        self._threshold = float(self.initial_threshold)
+
+    def _one_pass(self, X, constraints):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        labels = constraints.labels.astype(np.float64)
+        losses = np.empty(len(labels))
+        self._threshold, _ = pola_pass(X, constraints.pairs, labels, self._matrix,
+                                       self._threshold, self.gamma, losses)
+        differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+        informative = np.any(differences != 0, axis=1)
+        A = self._symmetric_matrix()
+        squared = np.einsum("ij,jk,ik->i", differences[informative], A, differences[informative])
+        return _max_hinge_loss(squared, labels[informative], self._threshold)
+
+    def _pass_converged(self, max_loss):
+        return max_loss <= self.beta
+
+    def _symmetric_matrix(self):
+        """The learned A from the lower triangle the compiled pass maintains."""
+        return np.tril(self._matrix) + np.tril(self._matrix, -1).T
+
+    def _set_components(self):
+        eigenvalues, eigenvectors = linalg.eigh(self._symmetric_matrix())
+        self.components_ = np.sqrt(np.maximum(eigenvalues, 0.0))[:, None] * eigenvectors.T
+        self.threshold_ = self._threshold
+
+
+def _kernel_is_linear(estimator):
+    return estimator.kernel == "linear"
+
+
+class KernelPOLA(POLA):
+    """POLA in a kernel's feature space: the data enter only through a kernel function.
+
+    The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis ``q_k`` of
+    the span of the differences ``φ(x) − φ(x')`` met so far (seed 003 §3.3, eq. 5),
+    built by Gram–Schmidt in feature space: each ``q_k`` is a combination of stored
+    training points (``support_``). Every POLA round then acts on the small matrix M
+    exactly as :class:`POLA` acts on A, so with ``kernel="linear"`` both learn the same
+    distances. Pairs are processed in blocks with one kernel evaluation per block.
+
+    Parameters
+    ----------
+    kernel : str or callable, default="linear"
+        A kernel of :func:`sklearn.metrics.pairwise.pairwise_kernels` ("rbf", "poly",
+        "laplacian", ...) or a callable ``kernel(x, y) -> float``.
+
+    kernel_params : dict, default=None
+        Parameters of the kernel, e.g. ``{"gamma": 0.5}`` for "rbf".
+
+    gamma : float, default=0.0
+        POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm.
+
+    beta : float, default=0.1
+        ``fit`` stops once every training pair has hinge loss at most ``beta``.
+
+    initial_threshold : float, default=1.0
+        The starting threshold ``b₁ ≥ 1``.
+
+    n_constraints : int, default=None
+        Number of pairs drawn from class labels; ``None`` means ``40 * n_classes**2``.
+
+    max_iter : int, default=50
+        Maximum number of passes ``fit`` makes over the pairs.
+
+    verbose : int, default=0
+        Print one table row per pass.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the pairs drawn from labels.
+
+    Attributes
+    ----------
+    support_ : ndarray of shape (n_support, n_features)
+        The stored points the basis is built from.
+
+    embedding_ : ndarray of shape (n_support, rank)
+        ``transform(X) = K(X, support_) @ embedding_``; Euclidean distances between
+        transformed points are the learned distances.
+
+    threshold_ : float
+        The learned threshold ``b``.
+
+    components_ : ndarray of shape (rank, n_features)
+        Only for ``kernel="linear"``: the transform ``L`` in input space.
+
+    constraints_ : PairConstraints
+        The pairs of the last ``fit``.
+
+    n_iter_ : int
+        Passes made by ``fit``, or ``partial_fit`` calls since the last reset.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    POLA : The linear learner.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from psdmetric import KernelPOLA
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-1, 1, (60, 2))
+    >>> y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)  # rings: not linear
+    >>> model = KernelPOLA(kernel="rbf", kernel_params={"gamma": 5.0}, gamma=1.0,
+    ...                    beta=0.5, random_state=0).fit(X, y)
+    >>> model.n_iter_
+    23
+    >>> pairs = np.stack([X[:30], X[30:]], axis=1)
+    >>> truth = np.where(y[:30] == y[30:], 1, -1)
+    >>> round(model.pair_score(pairs, truth), 2)
+    0.93
+    """
+
+    _parameter_constraints: dict = {
+        **_COMMON_PARAMETERS,
+        "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
+        "kernel_params": [dict, None],
+    }
+
+    def __init__(
+        self,
+        kernel="linear",
+        *,
+        kernel_params=None,
+        gamma=0.0,
+        beta=0.1,
+        initial_threshold=1.0,
+        n_constraints=None,
+        max_iter=50,
+        verbose=0,
+        random_state=None,
+    ):
+        super().__init__(
+            gamma=gamma, beta=beta, initial_threshold=initial_threshold,
+            n_constraints=n_constraints, max_iter=max_iter, verbose=verbose,
+            random_state=random_state,
+        )
+        self.kernel = kernel
+        self.kernel_params = kernel_params
+
+    def transform(self, X):
+        """Embed ``X`` so that Euclidean distances are the learned distances.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples to transform.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, rank)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self._kernel(X, self.support_) @ self.embedding_
+
+    def pair_distance(self, pairs, *, squared=False):
+        """Learned distance between the two points of each pair, through the kernel.
+
+        Parameters
+        ----------
+        pairs : array-like of shape (n_pairs, 2, n_features)
+            The pairs, given by their points.
+        squared : bool, default=False
+            Return squared distances.
+
+        Returns
+        -------
+        distances : ndarray of shape (n_pairs,)
+        """
+        pairs = self._check_pairs(pairs)
+        difference = (self._kernel(pairs[:, 0], self.support_)
+                      - self._kernel(pairs[:, 1], self.support_)) @ self.embedding_
+        squared_distances = np.einsum("ij,ij->i", difference, difference)
+        return squared_distances if squared else np.sqrt(squared_distances)
+
+    @available_if(_kernel_is_linear)
+    def get_mahalanobis_matrix(self):
+        """Return the learned matrix ``A = LᵀL`` (only for ``kernel="linear"``).
+
+        Returns
+        -------
+        M : ndarray of shape (n_features, n_features)
+        """
+        return super().get_mahalanobis_matrix()
+
+    @available_if(_kernel_is_linear)
+    def get_metric(self):
+        """Return the learned distance as a callable (only for ``kernel="linear"``).
+
+        Returns
+        -------
+        metric : callable
+        """
+        return super().get_metric()
+
+    def _kernel(self, X, Y):
+        if len(X) == 0 or len(Y) == 0:
+            return np.zeros((len(X), len(Y)))
+        return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
+                                **(self.kernel_params or {}))
+
+    def _initialize(self, n_features):
+        self._threshold = float(self.initial_threshold)
+        self.support_ = np.empty((0, n_features))
+        self._coefficients = np.zeros((0, 0), order="F")
+        self._matrix = np.zeros((0, 0), order="F")
+        self._rank = 0
+
+    def _reserve(self, n_support, rank):
+        """Grow the coefficient and M buffers (doubling) to hold the given sizes."""
+        rows, columns = self._coefficients.shape
+        if rows >= n_support and columns >= rank:
+            return
+        rows, columns = max(n_support, 2 * rows), max(rank, 2 * columns)
+        coefficients = np.zeros((rows, columns), order="F")
+        coefficients[: self._coefficients.shape[0], : self._coefficients.shape[1]] = (
+            self._coefficients)
+        matrix = np.zeros((columns, columns), order="F")
+        matrix[: self._matrix.shape[0], : self._matrix.shape[1]] = self._matrix
+        self._coefficients, self._matrix = coefficients, matrix
+
+    def _one_pass(self, X, constraints):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        labels = constraints.labels.astype(np.float64)
+        informative = constraints.pairs[:, 0] != constraints.pairs[:, 1]
+        pairs, labels = constraints.pairs[informative], labels[informative]
+        for start in range(0, len(pairs), _BLOCK):
+            self._block(X, pairs[start:start + _BLOCK], labels[start:start + _BLOCK])
+        rows, local = np.unique(pairs, return_inverse=True)
+        embedded = self._coordinates(X[rows])
+        difference = embedded[local.reshape(-1, 2)[:, 0]] - embedded[local.reshape(-1, 2)[:, 1]]
+        M = self._small_matrix()
+        squared = np.einsum("ij,jk,ik->i", difference, M, difference)
+        return _max_hinge_loss(squared, labels, self._threshold)
+
+    def _block(self, X, pairs, labels):
+        rows, local = np.unique(pairs, return_inverse=True)
+        points = X[rows]
+        gram = np.ascontiguousarray(np.vstack([self._kernel(self.support_, points),
+                                               self._kernel(points, points)]))
+        n_support = len(self.support_)
+        self._reserve(n_support + 2 * len(pairs), self._rank + len(pairs))
+        new_stored = np.empty(2 * len(pairs), dtype=np.intp)
+        _, self._rank, self._threshold, n_new, _ = kernel_pola_block(
+            gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
+            labels, self._coefficients, self._matrix, self._rank, self._threshold,
+            self.gamma, _BASIS_TOLERANCE, np.empty(len(pairs)), new_stored,
+        )
+        self.support_ = np.vstack([self.support_, points[new_stored[:n_new]]])
+
+    def _coordinates(self, X):
+        """Coordinates of φ(X) in the orthonormal basis q_k."""
+        n_support = len(self.support_)
+        return self._kernel(X, self.support_) @ self._coefficients[:n_support, : self._rank]
+
+    def _small_matrix(self):
+        lower = self._matrix[: self._rank, : self._rank]
+        return np.tril(lower) + np.tril(lower, -1).T
+
+    def _set_components(self):
+        eigenvalues, eigenvectors = linalg.eigh(self._small_matrix())
+        scales = np.sqrt(np.maximum(eigenvalues, 0.0))
+        self.embedding_ = (self._coefficients[: len(self.support_), : self._rank]
+                           @ (eigenvectors * scales))
+        self.threshold_ = self._threshold
+        if self.kernel == "linear":
+            self.components_ = self.embedding_.T @ self.support_
+        elif hasattr(self, "components_"):
+            del self.components_
+
+    @property
+    def _n_features_out(self):
+        return self.embedding_.shape[1]

@@ -1,0 +1,483 @@
+"""PSDBoost: large-margin triplet metric learning by matrix generation (seed 004).
+
+The SDP (3) of the seed, ``max ρ − C Σξ`` over trace-one PSD ``X`` with
+``⟨A_r, X⟩ ≥ ρ − ξ_r`` for every triplet, is solved as a linear program over the
+extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ = 1``
+(seed 004 Thm 3.4). Column generation alternates two steps:
+
+- the restricted dual (D1) over the bases found so far, an LP in the triplet weights
+  ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``;
+- the base learner (B1), the top eigenpair of ``H = Σ w_r A_r``: dense for few
+  features, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the stacked
+  difference vectors, so no ``A_r`` is ever formed.
+
+``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
+from above, so the gap ``λmax(H) − π ≤ tol`` certifies the solution.
+"""
+
+import time
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from scipy.optimize import linprog
+from scipy.sparse.linalg import LinearOperator, eigsh
+from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+
+from ._base import MahalanobisMixin
+
+# Up to this many features H is formed (D×D) and LAPACK finds its top eigenpair; above
+# it Lanczos on the matrix-free product is faster (bench/bench_psdboost.py, "eigen").
+_DENSE_MAX_FEATURES = 128
+# Violations of the margin below this (rescaled units) are HiGHS round-off, not signal.
+_LP_TOL = 1e-9
+# Bases and triplets at zero for this many restricted-master solves leave the LP.
+_MAX_IDLE_SOLVES = 5
+
+
+class PSDBoost(MahalanobisMixin):
+    """Large-margin triplet metric learning by matrix generation (PSDBoost).
+
+    Learns a trace-one PSD matrix ``X`` maximising the soft margin ``ρ − C Σ ξ_r``
+    subject to ``d²_X(a_i, a_k) − d²_X(a_i, a_j) ≥ ρ − ξ_r``, ``ξ ≥ 0``, for triplets
+    ``(i, j, k)`` (``i`` should be closer to ``j`` than to ``k``), the SDP (3) of
+    Shen, Welsh and Wang. ``X = Σ θ_m u_m u_mᵀ`` is built one rank-one base at a time
+    (column generation): each base is the top eigenvector of the triplet matrices
+    weighted by the current dual LP, so no SDP solver is needed.
+
+    Read more in the :ref:`User Guide <psdboost>`.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Soft-margin trade-off. The dual weights satisfy ``0 ≤ w_r ≤ C`` and
+        ``Σ w_r = 1``, so ``C`` must be at least ``1 / n_triplets`` (below it the
+        margin is unbounded); ``C ≥ 1`` is the hard margin, which maximises the
+        smallest margin. ``C = 1 / (ν n_triplets)`` lets about a fraction ``ν`` of
+        the triplets fall inside the margin.
+
+    n_neighbors : int, default=1
+        With labels ``y``: triplets join each sample to its ``n_neighbors`` nearest
+        same-class and ``n_neighbors`` nearest other-class samples
+        (:func:`~psdmetric.triplets_from_labels`).
+
+    max_triplets : int, default=None
+        With labels ``y``: keep a random subset of this many triplets.
+
+    tol : float, default=1e-5
+        The ``ε′`` of the stopping rule ``λmax(H) ≤ π + ε′``. It is measured in
+        units of the largest squared difference vector of the triplets (the data are
+        rescaled by it), so it does not depend on the scale of ``X``.
+
+    max_iter : int, default=500
+        Maximum number of rank-one bases; reaching it raises a ``ConvergenceWarning``.
+
+    verbose : int, default=0
+        Print a table row per base.
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the triplet subsample and the Lanczos start vectors.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned transform ``L`` with ``X = LᵀL`` (trace one); its rows are
+        orthogonal and ``n_components = rank(X) ≤ n_iter_``.
+
+    bases_ : ndarray of shape (n_iter_, n_features)
+        The unit vectors ``u_m`` of the rank-one bases, in the order found.
+
+    base_weights_ : ndarray of shape (n_iter_,)
+        Their weights ``θ_m ≥ 0``, ``Σ θ_m = 1``: ``X = Σ θ_m u_m u_mᵀ``.
+
+    dual_coef_ : ndarray of shape (n_triplets,)
+        The triplet weights ``w`` of the last restricted dual (D1).
+
+    margin_ : float
+        ``ρ`` of the SDP (3), in squared units of ``X``.
+
+    slack_ : ndarray of shape (n_triplets,)
+        ``ξ`` of the SDP (3), in squared units of ``X``.
+
+    objective_ : float
+        ``ρ − C Σ ξ_r``, the primal objective of the learned ``X``.
+
+    dual_objective_ : ndarray of shape (n_iter_,)
+        The optimum ``π`` of the restricted dual after each base was added: a
+        non-decreasing lower bound on the SDP optimum (the seed's Fig. 1).
+
+    max_eigenvalue_ : ndarray of shape (n_iter_,)
+        ``λmax(H)`` at the weights of each restricted dual: an upper bound on the
+        SDP optimum. The fit stops once ``max_eigenvalue_ − dual_objective_`` is at
+        most ``tol`` (in the rescaled units).
+
+    constraints_ : TripletConstraints
+        The triplets the metric was fitted on.
+
+    n_iter_ : int
+        Number of rank-one bases generated.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
+
+    See Also
+    --------
+    LogDet : Metric learning from pair constraints by Bregman projections.
+
+    References
+    ----------
+    C. Shen, A. Welsh and L. Wang. PSDBoost: matrix-generation linear programming for
+    positive semidefinite matrices learning. NIPS 2008.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from psdmetric import PSDBoost
+    >>> X, y = load_iris(return_X_y=True)
+    >>> learner = PSDBoost(C=0.05)
+    >>> model = make_pipeline(learner, KNeighborsClassifier(3)).fit(X, y)
+    >>> model.score(X, y) > 0.95
+    True
+    >>> float(np.trace(learner.get_mahalanobis_matrix()))
+    1.0
+    >>> bool(learner.max_eigenvalue_[-1] - learner.dual_objective_[-1] <= 1e-4)
+    True
+    """
+
+    _constraint_kind = "triplets"
+
+    _parameter_constraints: dict = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "max_triplets": [Interval(Integral, 1, None, closed="left"), None],
+        "smoothing": [Interval(Real, 0, 1, closed="left")],
+        "bases_per_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        C=1.0,
+        *,
+        n_neighbors=1,
+        max_triplets=None,
+        smoothing=0.8,
+        bases_per_iter=4,
+        tol=1e-5,
+        max_iter=500,
+        verbose=0,
+        random_state=None,
+    ):
+        self.C = C
+        self.n_neighbors = n_neighbors
+        self.max_triplets = max_triplets
+        self.smoothing = smoothing
+        self.bases_per_iter = bases_per_iter
+        self.tol = tol
+        self.max_iter = max_iter
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Fit the metric from class labels or from explicit triplets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels; triplets are formed from nearest neighbours. Leave
+            ``None`` when passing ``constraints``.
+
+        constraints : TripletConstraints, default=None
+            Explicit triplets ``(i, j, k)`` of rows of ``X``: ``i`` should be closer
+            to ``j`` than to ``k``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        X, constraints = self._validate_fit(X, y, constraints, rng)
+        n_triplets = len(constraints.triplets)
+        if self.C * n_triplets < 1.0:
+            raise ValueError(
+                f"C={self.C} is below 1/n_triplets = 1/{n_triplets}: the soft margin "
+                f"would be unbounded. Use C >= {1.0 / n_triplets:.3g}."
+            )
+        differences, unit = _scaled_differences(X, constraints.triplets)
+        solution, duals, upper_bounds = _matrix_generation(
+            differences, self.C, smoothing=self.smoothing, n_pricing=self.bases_per_iter,
+            tol=self.tol, max_iter=self.max_iter, verbose=self.verbose, rng=rng,
+            name=type(self).__name__,
+        )
+        _, w, bases, theta, rho, xi = solution
+        self.components_ = _orthogonal_factor(bases, theta)
+        self.bases_ = bases
+        self.base_weights_ = theta
+        self.dual_coef_ = w
+        self.margin_ = rho * unit
+        self.slack_ = xi * unit
+        self.objective_ = (rho - self.C * xi.sum()) * unit
+        self.dual_objective_ = duals * unit
+        self.max_eigenvalue_ = upper_bounds * unit
+        self.constraints_ = constraints
+        self.n_iter_ = len(duals)
+        return self
+
+
+def _scaled_differences(X, triplets):
+    """Stacked difference vectors ``[a_i − a_k; a_i − a_j]`` of unit maximum norm.
+
+    The optimal ``X`` of (3) does not change when the data are scaled, and the
+    objective scales with the squared scale ``unit``: rescaling keeps the LP and the
+    eigen-problems in [−1, 1] whatever the magnitude of the features.
+    """
+    i, j, k = triplets.T
+    magnitude = np.abs(X[np.unique(triplets)]).max()
+    scaled = X / magnitude if magnitude > 0 else X
+    differences = np.concatenate([scaled[i] - scaled[k], scaled[i] - scaled[j]])
+    largest = np.sqrt(np.einsum("ij,ij->i", differences, differences).max())
+    if largest == 0:
+        return differences, 1.0
+    return differences / largest, float((magnitude * largest) ** 2)
+
+
+def _base_gains(differences, vectors):
+    """``⟨A_r, u uᵀ⟩ = (p_r·u)² − (q_r·u)²`` for every triplet r and column u of ``vectors``.
+
+    Returns an array of shape (n_vectors, n_triplets).
+    """
+    projected = differences @ vectors
+    n_triplets = len(differences) // 2
+    return (projected[:n_triplets] ** 2 - projected[n_triplets:] ** 2).T
+
+
+def _top_eigenpairs(differences, w, n_pairs, rng):
+    """The ``n_pairs`` largest eigenvalues (descending) and unit eigenvectors of ``H``.
+
+    ``H = Σ w_r A_r = Eᵀ diag(e) E`` with ``E`` the stacked difference vectors of the
+    triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of seed 004).
+    """
+    support = np.flatnonzero(w > 0)
+    n_triplets = len(w)
+    stacked = differences[np.concatenate([support, support + n_triplets])]
+    signed = np.concatenate([w[support], -w[support]])
+    n_features = differences.shape[1]
+    n_pairs = min(n_pairs, n_features)
+    if n_features <= _DENSE_MAX_FEATURES:
+        H = (stacked.T * signed) @ stacked
+        values, vectors = linalg.eigh(
+            H, subset_by_index=[n_features - n_pairs, n_features - 1]
+        )
+    else:
+
+        def product(u):
+            return stacked.T @ (signed * (stacked @ u.ravel()))
+
+        operator = LinearOperator((n_features, n_features), matvec=product, dtype=np.float64)
+        start = rng.uniform(-1.0, 1.0, size=n_features)
+        values, vectors = eigsh(operator, k=n_pairs, which="LA", v0=start)
+        vectors /= np.linalg.norm(vectors, axis=0)
+    order = np.argsort(values)[::-1]
+    return values[order], vectors[:, order]
+
+
+class _RestrictedMaster:
+    """The restricted dual (D1) over a pool of bases, solved exactly on a working set.
+
+    (D1) in the variables ``(w, π)``: minimise ``π`` subject to ``gains @ w ≤ π``,
+    ``Σ w = 1``, ``0 ≤ w ≤ C``. The LP only carries the triplets that can take weight
+    (a working set, grown until no other triplet violates the margin, so its optimum
+    is that of the full LP), and bases and triplets that stayed at zero for
+    ``_MAX_IDLE_SOLVES`` solves are dropped: the current solution stays optimal
+    without them, so π never decreases.
+    """
+
+    def __init__(self, n_triplets, C):
+        self.C = C
+        self.n_triplets = n_triplets
+        self.vectors = np.empty((0, 0))
+        self.gains = np.empty((0, n_triplets))
+        self.base_idle = np.empty(0, dtype=np.intp)
+        self.working = None
+        self.triplet_idle = np.zeros(n_triplets, dtype=np.intp)
+
+    def add(self, vectors, gains):
+        """Add bases (columns of ``vectors``) with their gains (rows of ``gains``)."""
+        self.vectors = vectors.T.copy() if len(self.vectors) == 0 else np.vstack(
+            [self.vectors, vectors.T])
+        self.gains = np.vstack([self.gains, gains])
+        self.base_idle = np.concatenate([self.base_idle, np.zeros(len(gains), np.intp)])
+        if self.working is None:
+            # Start from the triplets the first bases separate worst; at least 1/C
+            # of them are needed for Σ w = 1 with w ≤ C.
+            size = min(self.n_triplets, max(2 * int(np.ceil(1.0 / self.C)), 16))
+            self.working = np.sort(np.argsort(gains.min(axis=0), kind="stable")[:size])
+
+    def solve(self):
+        """Solve (D1); return ``π``, ``w``, the bases with ``θ > 0``, ``θ``, ``ρ``, ``ξ``."""
+        while True:
+            pi, w_working, theta, rho, xi_working = _solve_dual_lp(
+                self.gains[:, self.working], self.C)
+            margins = theta @ self.gains
+            outside = np.ones(self.n_triplets, dtype=bool)
+            outside[self.working] = False
+            violated = np.flatnonzero(outside & (margins < rho - _LP_TOL))
+            if len(violated) == 0:
+                break
+            self.working = np.union1d(self.working, violated)
+        w = np.zeros(self.n_triplets)
+        w[self.working] = w_working
+        xi = np.zeros(self.n_triplets)
+        xi[self.working] = xi_working
+        active = theta > 0
+        self.base_idle = np.where(active, 0, self.base_idle + 1)
+        self.triplet_idle[self.working] = np.where(
+            w_working > 0, 0, self.triplet_idle[self.working] + 1)
+        return pi, w, self.vectors[active], theta[active], rho, xi
+
+    def prune(self):
+        """Drop the bases and triplets that stayed at zero for too many solves."""
+        keep = self.base_idle <= _MAX_IDLE_SOLVES
+        self.vectors, self.gains, self.base_idle = (
+            self.vectors[keep], self.gains[keep], self.base_idle[keep])
+        self.working = self.working[self.triplet_idle[self.working] <= _MAX_IDLE_SOLVES]
+
+
+def _solve_dual_lp(gains, C):
+    """One HiGHS solve of (D1); the primal ``θ``, ``ρ``, ``ξ`` come from its duals.
+
+    HiGHS reports ∂π/∂(right-hand side): the base rows give ``−θ``, the equality
+    ``ρ`` and the upper bounds ``−ξ`` (the Lagrangian of (D1) is
+    ``π + θᵀ(gains w − π) + ρ(1 − Σ w) + ξᵀ(w − C)``, whose dual is (P1)).
+    """
+    n_bases, n_triplets = gains.shape
+    objective = np.zeros(n_triplets + 1)
+    objective[-1] = 1.0
+    inequalities = np.hstack([gains, -np.ones((n_bases, 1))])
+    equality = np.ones((1, n_triplets + 1))
+    equality[0, -1] = 0.0
+    bounds = np.zeros((n_triplets + 1, 2))
+    bounds[:n_triplets, 1] = C
+    bounds[-1] = (-np.inf, np.inf)
+    # Presolve only costs time on these small dense LPs.
+    result = linprog(
+        objective, A_ub=inequalities, b_ub=np.zeros(n_bases), A_eq=equality, b_eq=[1.0],
+        bounds=bounds, method="highs", options={"presolve": False},
+    )
+    if result.status != 0:
+        raise RuntimeError(f"The restricted master LP failed: {result.message}")
+    w = np.clip(result.x[:n_triplets], 0.0, C)
+    theta = np.maximum(-result.ineqlin.marginals, 0.0)
+    theta /= theta.sum()
+    rho = float(result.eqlin.marginals[0])
+    xi = np.maximum(-result.upper.marginals[:n_triplets], 0.0)
+    return float(result.x[-1]), w, theta, rho, xi
+
+
+def _price(differences, w, pi, center, best, *, smoothing, n_pricing, tol, rng):
+    """New bases whose dual constraint cuts off ``w`` by more than ``tol`` (B1).
+
+    With ``smoothing > 0`` the eigenvectors are first taken at the smoothed weights
+    ``smoothing · center + (1 − smoothing) · w`` (Wentges' dual smoothing against the
+    tailing-off of column generation), and at ``w`` itself when none of them cuts.
+    Every priced point gives the upper bound ``λmax(H)`` on the SDP optimum; the
+    best one becomes the stability ``center``.
+    """
+    points = [w] if smoothing == 0 else [smoothing * center + (1.0 - smoothing) * w, w]
+    for point in points:
+        values, vectors = _top_eigenpairs(differences, point, n_pricing, rng)
+        if values[0] < best:
+            best, center = values[0], point
+        gains = _base_gains(differences, vectors)
+        cuts = gains @ w > pi + tol
+        if cuts.any():
+            return vectors[:, cuts], gains[cuts], center, best
+    return None, None, center, best
+
+
+def _matrix_generation(differences, C, *, smoothing, n_pricing, tol, max_iter, verbose,
+                       rng, name):
+    """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + tol.
+
+    Returns the bases with positive weight (rows), θ, the last w, ρ, ξ, and per
+    iteration the restricted dual optimum π and the best upper bound λmax(H), all in
+    the rescaled units.
+    """
+    n_triplets = len(differences) // 2
+    master = _RestrictedMaster(n_triplets, C)
+    center = np.full(n_triplets, 1.0 / n_triplets)
+    values, vectors = _top_eigenpairs(differences, center, n_pricing, rng)
+    best = values[0]
+    master.add(vectors, _base_gains(differences, vectors))
+    solution, duals, upper_bounds = None, [], []
+    if verbose:
+        print(f"[{name}]")
+        print(f"{'iter':>6} {'bases':>6} {'triplets':>9} {'dual obj. π':>13} "
+              f"{'λmax(H)':>13} {'gap':>10} {'time (s)':>9}")
+        print("-" * 72)
+    converged = False
+    try:
+        for iteration in range(1, max_iter + 1):
+            start = time.perf_counter()
+            solution = master.solve()
+            pi, w = solution[0], solution[1]
+            vectors = None
+            if best - pi > tol:
+                vectors, gains, center, best = _price(
+                    differences, w, pi, center, best, smoothing=smoothing,
+                    n_pricing=n_pricing, tol=tol, rng=rng)
+            duals.append(pi)
+            upper_bounds.append(best)
+            if verbose:
+                print(f"{iteration:>6d} {len(master.gains):>6d} {len(master.working):>9d} "
+                      f"{pi:>13.6e} {best:>13.6e} {best - pi:>10.3e} "
+                      f"{time.perf_counter() - start:>9.3f}")
+            if vectors is None:
+                converged = True
+                break
+            master.prune()
+            master.add(vectors, gains)
+    except KeyboardInterrupt:
+        if solution is None:
+            raise
+        warnings.warn(
+            f"{name}: fit interrupted by the user after {len(duals)} iterations; keeping "
+            "the metric learned so far.",
+            ConvergenceWarning,
+        )
+        converged = True
+    if not converged:
+        warnings.warn(
+            f"{name} did not converge in max_iter={max_iter} iterations (gap λmax(H) − π "
+            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol={tol}). Increase max_iter or tol.",
+            ConvergenceWarning,
+        )
+    n_kept = min(len(duals), len(upper_bounds))
+    return solution, np.array(duals[:n_kept]), np.array(upper_bounds[:n_kept])
+
+
+def _orthogonal_factor(bases, theta):
+    """``L`` with orthogonal rows and ``LᵀL = Σ θ_m u_m u_mᵀ``; zero directions dropped."""
+    weighted = np.sqrt(theta)[:, None] * bases
+    _, singular_values, Vt = linalg.svd(weighted, full_matrices=False)
+    rank_tol = max(weighted.shape) * np.finfo(float).eps * singular_values[0]
+    keep = singular_values > rank_tol
+    return singular_values[keep, None] * Vt[keep]

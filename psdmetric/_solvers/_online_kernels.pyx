@@ -1,0 +1,446 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
+"""Compiled per-update loops of the online learners: Burg (seed 001) and POLA (seed 003).
+
+Every loop visits its examples in the given order and updates the learner's state in
+place, so a pass over one chunk continues exactly where the previous chunk stopped.
+"""
+import numpy as np
+
+from libc.math cimport INFINITY, fabs, sqrt
+from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+
+from ._logdet_kernels cimport _cholupdatemult
+
+# The adaptive learning rate of Burg's algorithms may only reach half of the largest
+# step that keeps the weights inside their domain: the paper's bound itself would
+# put a weight on the boundary (w = ∞, or an eigenvalue of W equal to 1).
+cdef double _SAFETY = 0.5
+
+
+cdef inline void _lower_solve(const double* L, double* x, Py_ssize_t r) noexcept nogil:
+    """x <- L⁻¹ x for lower-triangular column-major L (column-oriented, vectorisable)."""
+    cdef Py_ssize_t i, j
+    cdef double xj
+    cdef const double* column
+    for j in range(r):
+        column = L + j * r
+        x[j] = x[j] / column[j]
+        xj = x[j]
+        for i in range(j + 1, r):
+            x[i] = x[i] - xj * column[i]
+
+
+cdef inline double _unit_difference(const double* a, const double* b, double* z,
+                                    Py_ssize_t d) noexcept nogil:
+    """z <- (a − b) / ‖a − b‖; return ‖a − b‖ (0 leaves z unnormalised).
+
+    The norm is taken after dividing by the largest entry, so features near the
+    overflow or underflow limits keep a finite, non-zero norm.
+    """
+    cdef Py_ssize_t k
+    cdef double largest = 0.0, total = 0.0, norm
+    for k in range(d):
+        z[k] = a[k] - b[k]
+        if fabs(z[k]) > largest:
+            largest = fabs(z[k])
+    if largest == 0.0:
+        return 0.0
+    for k in range(d):
+        total = total + (z[k] / largest) * (z[k] / largest)
+    norm = largest * sqrt(total)
+    for k in range(d):
+        z[k] = (z[k] / largest) / sqrt(total)
+    return norm
+
+
+def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
+                     double eta, double[::1] predictions, double[::1] rates):
+    """One pass of the Burg gradient algorithm (seed 001, Alg. 1) over the rows of X.
+
+    Predicts ``ŷ = w·x``, then ``1/w_i ← 1/w_i + 2η(ŷ − y)x_i`` for every i. The rate
+    ``η`` is kept by the adaptive rule generalised to inputs of any sign:
+    ``η ← min(η, ½ / (2 max_i(−(ŷ − y) x_i w_i)))`` whenever that maximum is positive,
+    which keeps every factor ``1 + 2η(ŷ − y)x_i w_i ≥ ½``, hence ``w > 0``.
+
+    ``w`` is updated in place; ``predictions[t]`` and ``rates[t]`` receive the
+    prediction made for row t and the rate used on it. Returns the final rate.
+    """
+    cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
+    cdef Py_ssize_t t, i
+    cdef double prediction, error, push, largest_push
+    if w.shape[0] != d or y.shape[0] != n or predictions.shape[0] != n or rates.shape[0] != n:
+        raise ValueError("X, y, w, predictions and rates have inconsistent shapes")
+    with nogil:
+        for t in range(n):
+            prediction = 0.0
+            for i in range(d):
+                prediction = prediction + w[i] * X[t, i]
+            error = prediction - y[t]
+            largest_push = 0.0
+            for i in range(d):
+                push = -error * X[t, i] * w[i]
+                if push > largest_push:
+                    largest_push = push
+            if largest_push > 0.0 and eta > _SAFETY / (2.0 * largest_push):
+                eta = _SAFETY / (2.0 * largest_push)
+            for i in range(d):
+                w[i] = w[i] / (1.0 + 2.0 * eta * error * X[t, i] * w[i])
+            predictions[t] = prediction
+            rates[t] = eta
+    return eta
+
+
+def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
+                     const double[::1] targets, double[::1, :] F, double[::1, :] G,
+                     double eta, double scale, double[::1] predictions,
+                     double[::1] relative_targets, double[::1] rates):
+    """One pass of the matrix Burg algorithm (seed 001, Alg. 2) over rank-one examples.
+
+    Pair ``t`` enters as the unit-trace instance ``ẑẑᵀ``, ``ẑ = z/‖z‖``, ``z = X[i] − X[j]``,
+    with target ``y' = targets[t] / (scale ‖z‖²)``; the learned metric is
+    ``scale · W``. ``W`` is kept through ``K = W⁻¹ − I ≻ 0`` (so ``0 ≺ W ≺ I`` holds by
+    construction) as two lower-triangular, column-major Cholesky factors updated in
+    place: ``F Fᵀ = K`` and ``G Gᵀ = I + K``. Alg. 2's step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ``
+    is the same rank-one change of both, applied by CHOLUPDATEMULT in O(d²).
+
+    The rate follows Alg. 2: unchanged when ``ŷ > y``, otherwise
+    ``η ← min(η, ½ / (2(y − ŷ) ẑᵀ(W⁻¹ − I)⁻¹ẑ))`` (the paper's
+    ``tr((I + (W⁻¹ − I)⁻¹) W X) = ẑᵀ(W⁻¹ − I)⁻¹ẑ``, halved so W stays strictly below I).
+
+    For each pair, ``predictions[t] = ẑᵀWẑ``, ``relative_targets[t] = y'`` and
+    ``rates[t]`` the rate used; pairs of identical points are skipped and marked NaN.
+    Returns the final rate.
+    """
+    cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
+    cdef Py_ssize_t t, k
+    cdef double length, target, prediction, error, curvature, step
+    cdef double nan = float("nan")
+    if (F.shape[0] != d or F.shape[1] != d or G.shape[0] != d or G.shape[1] != d
+            or targets.shape[0] != n_pairs or predictions.shape[0] != n_pairs
+            or relative_targets.shape[0] != n_pairs or rates.shape[0] != n_pairs):
+        raise ValueError("X, pairs, targets, factors and outputs have inconsistent shapes")
+    cdef double[::1] z = np.empty(d)
+    cdef double[::1] x_inner = np.empty(d)
+    cdef double[::1] x_outer = np.empty(d)
+    cdef double[::1] work = np.empty(2 * d + 1)
+    with nogil:
+        for t in range(n_pairs):
+            length = _unit_difference(&X[pairs[t, 0], 0], &X[pairs[t, 1], 0], &z[0], d)
+            if length == 0.0:
+                predictions[t] = nan
+                relative_targets[t] = nan
+                rates[t] = eta
+                continue
+            target = targets[t] / length / length / scale
+            for k in range(d):
+                x_outer[k] = z[k]
+                x_inner[k] = z[k]
+            _lower_solve(&G[0, 0], &x_outer[0], d)
+            _lower_solve(&F[0, 0], &x_inner[0], d)
+            prediction = 0.0
+            curvature = 0.0
+            for k in range(d):
+                prediction = prediction + x_outer[k] * x_outer[k]
+                curvature = curvature + x_inner[k] * x_inner[k]
+            error = prediction - target
+            if error < 0.0 and eta > _SAFETY / (-2.0 * error * curvature):
+                eta = _SAFETY / (-2.0 * error * curvature)
+            step = 2.0 * eta * error
+            predictions[t] = prediction
+            relative_targets[t] = target
+            rates[t] = eta
+            if step == 0.0:
+                continue
+            _cholupdatemult(step, &x_inner[0], &F[0, 0], d, &work[0], &work[d + 1])
+            _cholupdatemult(step, &x_outer[0], &G[0, 0], d, &work[0], &work[d + 1])
+    return eta
+
+
+# POLA's projection ignores a negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²):
+# that far below the rounding level of the matrix it cannot be told from zero.
+cdef double _NEGLIGIBLE = 1e-13
+cdef int _MAX_NEWTON = 60
+
+
+cdef inline double _lower_quadratic_form(const double* A, Py_ssize_t m, Py_ssize_t lda,
+                                         const double* v) noexcept nogil:
+    """vᵀ A v for symmetric A stored in the lower triangle (column-major, leading dim lda)."""
+    cdef Py_ssize_t i, j
+    cdef double total = 0.0, column_sum
+    cdef const double* column
+    for j in range(m):
+        column = A + j * lda
+        column_sum = 0.0
+        for i in range(j + 1, m):
+            column_sum = column_sum + column[i] * v[i]
+        total = total + v[j] * (column[j] * v[j] + 2.0 * column_sum)
+    return total
+
+
+cdef inline void _lower_rank_one(double* A, Py_ssize_t m, Py_ssize_t lda, double coef,
+                                 const double* v) noexcept nogil:
+    """A ← A + coef v vᵀ on the lower triangle."""
+    cdef Py_ssize_t i, j
+    cdef double scaled
+    cdef double* column
+    for j in range(m):
+        column = A + j * lda
+        scaled = coef * v[j]
+        for i in range(j, m):
+            column[i] = column[i] + scaled * v[i]
+
+
+cdef double _negative_eigenpair(const double* A, Py_ssize_t m, Py_ssize_t lda,
+                                const double* v, double alpha, double rayleigh,
+                                double* u, double* work, double* factor) noexcept nogil:
+    """The negative eigenvalue λ of ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0) and its unit eigenvector.
+
+    At most one eigenvalue of Â is negative (interlacing). It solves the secular equation
+    ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``, where ``A − λI ≻ 0``: each evaluation is one
+    Cholesky factorisation, and the eigenvector is ``(A − λI)⁻¹v``. Newton's method on
+    ``ψ(λ) = 1 / vᵀ(A − λI)⁻¹v`` (concave and decreasing) started right of the root moves
+    monotonically onto it without leaving ``λ < 0``; it starts from the Rayleigh quotient
+    ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh exists), else just
+    below zero. Once a Newton step is below 1e-7 |λ|, the last step is taken without a
+    new factorisation and the eigenvector gets one step of inverse iteration with the
+    shift λ, which leaves both accurate to about 1e-14 relative. The problem is solved
+    for ``Â / σ`` with unit v, ``σ = tr A + α‖v‖²``, so no intermediate can overflow.
+
+    Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
+    """
+    cdef Py_ssize_t i, j, iteration
+    cdef int n = <int> m, lda_factor = <int> m, one = 1, info = 0
+    cdef char lower = b'L'
+    cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
+    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain
+    cdef bint right_of_root
+    cdef double* direction = work
+    for i in range(m):
+        length = length + v[i] * v[i]
+        scale = scale + A[i * lda + i]
+    length = sqrt(length)
+    scale = scale + alpha * length * length
+    inverse_scale = 1.0 / scale
+    for i in range(m):
+        direction[i] = v[i] / length
+    # Â / σ = A / σ − weight · direction directionᵀ, its least eigenvalue in [−weight, 0).
+    weight = alpha * length * length / scale
+    eigenvalue = -_NEGLIGIBLE
+    right_of_root = rayleigh / scale < eigenvalue
+    if right_of_root:
+        eigenvalue = rayleigh / scale if rayleigh / scale > -weight else -weight
+    for iteration in range(_MAX_NEWTON):
+        for j in range(m):
+            for i in range(j, m):
+                factor[j * m + i] = A[j * lda + i] * inverse_scale
+            factor[j * m + j] = factor[j * m + j] - eigenvalue
+        dpotrf(&lower, &n, factor, &lda_factor, &info)
+        if info != 0:
+            # Rounding left A slightly indefinite: A − λI is not positive definite yet.
+            if eigenvalue == -weight:
+                return 0.0
+            eigenvalue = 4.0 * eigenvalue if 4.0 * eigenvalue > -weight else -weight
+            continue
+        for i in range(m):
+            u[i] = direction[i]
+        dpotrs(&lower, &n, &one, factor, &lda_factor, u, &lda_factor, &info)
+        g = 0.0
+        g_slope = 0.0
+        for i in range(m):
+            g = g + direction[i] * u[i]
+            g_slope = g_slope + u[i] * u[i]
+        if weight * g <= 1.0:
+            # ψ(λ) ≥ α: λ is at the root (up to rounding), or no eigenvalue is below λ.
+            if not right_of_root:
+                return 0.0
+            break
+        right_of_root = True
+        step = g * (1.0 - weight * g) / g_slope
+        if eigenvalue + step < -weight:
+            step = -weight - eigenvalue
+        if fabs(step) <= 1e-7 * fabs(eigenvalue):
+            eigenvalue = eigenvalue + step
+            break
+        eigenvalue = eigenvalue + step
+    if g_slope == 0.0:
+        return 0.0  # no factorisation succeeded: nothing reliable to project out
+    if weight * g != 1.0:
+        # Inverse iteration with the factorisation at hand: (Â − λI)⁻¹u by
+        # Sherman–Morrison, = (A − λI)⁻¹u + α g' / (1 − α g) · u.
+        for i in range(m):
+            work[i] = u[i]
+        dpotrs(&lower, &n, &one, factor, &lda_factor, work, &lda_factor, &info)
+        shift_gain = weight * g_slope / (1.0 - weight * g)
+        for i in range(m):
+            u[i] = work[i] + shift_gain * u[i]
+    norm = 0.0
+    for i in range(m):
+        norm = norm + u[i] * u[i]
+    norm = sqrt(norm)
+    for i in range(m):
+        u[i] = u[i] / norm
+    return eigenvalue * scale
+
+
+cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* v,
+                         double squared_norm, double label, double gamma,
+                         double* threshold, Py_ssize_t* projections, double* u,
+                         double* work, double* factor) noexcept nogil:
+    """One POLA round (seed 003, Fig. 1; eq. 12 with γ > 0) on the lower triangle of A.
+
+    ``v`` holds the coordinates of ``x − x'`` and ``squared_norm`` its squared length,
+    which sets the step α. They differ only in the kernel form, by a residual too small
+    to add a basis vector for. Counts projections onto the PSD cone that removed a
+    negative eigenvalue in ``projections``. Returns the hinge loss before the update.
+    """
+    cdef double distance = _lower_quadratic_form(A, m, lda, v)
+    cdef double loss = label * (distance - threshold[0]) + 1.0
+    cdef double alpha, eigenvalue, coordinate_norm
+    cdef Py_ssize_t i
+    if not loss > 0.0:
+        return 0.0
+    alpha = loss / (squared_norm * squared_norm + 1.0 + gamma)
+    if not (alpha > 0.0 and alpha < INFINITY):
+        # ‖v‖⁴ overflowed (the step vanishes) or the loss did (no finite step exists).
+        return loss
+    threshold[0] = threshold[0] + label * alpha
+    if label < 0:
+        _lower_rank_one(A, m, lda, alpha, v)
+        if threshold[0] < 1.0:
+            threshold[0] = 1.0
+        return loss
+    coordinate_norm = 0.0
+    for i in range(m):
+        coordinate_norm = coordinate_norm + v[i] * v[i]
+    eigenvalue = _negative_eigenpair(
+        A, m, lda, v, alpha,
+        (distance - alpha * coordinate_norm * coordinate_norm) / coordinate_norm,
+        u, work, factor)
+    _lower_rank_one(A, m, lda, -alpha, v)
+    if eigenvalue < 0.0:
+        _lower_rank_one(A, m, lda, -eigenvalue, u)
+        projections[0] = projections[0] + 1
+    return loss
+
+
+def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
+              const double[::1] labels, double[::1, :] A, double threshold, double gamma,
+              double[::1] losses):
+    """One pass of POLA over labelled pairs of rows of X.
+
+    ``A`` (d×d, Fortran order) is updated in place on its lower triangle only.
+    ``losses[t]`` receives the hinge loss of pair t before its update. Returns the new
+    threshold b and the number of updates whose PSD projection removed an eigenvalue.
+    """
+    cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
+    cdef Py_ssize_t t, k, projections = 0
+    cdef double squared_norm
+    if (A.shape[0] != d or A.shape[1] != d or labels.shape[0] != n_pairs
+            or losses.shape[0] != n_pairs):
+        raise ValueError("X, pairs, labels, A and losses have inconsistent shapes")
+    if d == 0:
+        return threshold, 0
+    cdef double[::1] v = np.empty(d)
+    cdef double[::1] u = np.empty(d)
+    cdef double[::1] work = np.empty(d)
+    cdef double[::1] factor = np.empty(d * d)
+    with nogil:
+        for t in range(n_pairs):
+            squared_norm = 0.0
+            for k in range(d):
+                v[k] = X[pairs[t, 0], k] - X[pairs[t, 1], k]
+                squared_norm = squared_norm + v[k] * v[k]
+            losses[t] = _pola_update(&A[0, 0], d, d, &v[0], squared_norm, labels[t],
+                                     gamma, &threshold, &projections, &u[0], &work[0],
+                                     &factor[0])
+    return threshold, projections
+
+
+def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
+                      const Py_ssize_t[:, ::1] pairs, const double[::1] labels,
+                      double[::1, :] coefficients, double[::1, :] M, Py_ssize_t rank,
+                      double threshold, double gamma, double tolerance,
+                      double[::1] losses, Py_ssize_t[::1] new_stored):
+    """POLA in a kernel's feature space (seed 003 §3.3) over one block of pairs.
+
+    The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis
+    ``q_k = Σ_j coefficients[j, k] φ(s_j)`` of the span of the differences seen so far,
+    built by kernel Gram–Schmidt over stored points ``s_j``. The block's pairs index its
+    own points ``p_a``; ``gram`` holds ``K(s_j, p_a)`` in its first ``n_stored`` rows
+    and ``K(p_b, p_a)`` below. A difference whose residual against the basis exceeds
+    ``tolerance`` times its squared length (and that triggers an update) adds a basis
+    vector, storing its two points: their indices into the block's points go to
+    ``new_stored``. ``coefficients`` and ``M`` (lower triangle used) must have room for
+    ``n_stored + 2 n_pairs`` points and ``rank + n_pairs`` basis vectors.
+
+    Returns ``(n_stored, rank, threshold, n_new_stored, n_projections)`` after the block.
+    """
+    cdef Py_ssize_t n_pairs = pairs.shape[0], n_points = gram.shape[1]
+    cdef Py_ssize_t capacity = coefficients.shape[1]
+    cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored, projections = 0
+    cdef double squared_norm, residual, distance, loss, scale
+    if (gram.shape[0] != n_stored + n_points or labels.shape[0] != n_pairs
+            or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * n_pairs
+            or coefficients.shape[0] < n_stored + 2 * n_pairs
+            or capacity < rank + n_pairs or M.shape[0] < capacity or M.shape[1] < capacity):
+        raise ValueError("gram, pairs, labels, coefficients, M and outputs are inconsistent")
+    cdef Py_ssize_t lda = M.shape[0]
+    # row_of[j]: the row of gram holding K(s_j, ·) for stored point j.
+    cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * n_pairs, dtype=np.intp)
+    cdef double[::1] kernel_difference = np.empty(n_stored + 2 * n_pairs)
+    cdef double[::1] c = np.empty(capacity)
+    cdef double[::1] u = np.empty(capacity)
+    cdef double[::1] work = np.empty(capacity)
+    cdef double[::1] factor = np.empty(capacity * capacity)
+    for j in range(n_stored):
+        row_of[j] = j
+    with nogil:
+        for t in range(n_pairs):
+            a = pairs[t, 0]
+            b = pairs[t, 1]
+            for j in range(n_stored):
+                kernel_difference[j] = gram[row_of[j], a] - gram[row_of[j], b]
+            squared_norm = 0.0
+            for k in range(rank):
+                c[k] = 0.0
+                for j in range(n_stored):
+                    c[k] = c[k] + coefficients[j, k] * kernel_difference[j]
+                squared_norm = squared_norm + c[k] * c[k]
+            distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0])
+            loss = labels[t] * (distance - threshold) + 1.0
+            if not loss > 0.0:
+                losses[t] = 0.0
+                continue
+            scale = (gram[first_new + a, a] - 2.0 * gram[first_new + a, b]
+                     + gram[first_new + b, b])
+            residual = scale - squared_norm
+            if residual > tolerance * scale:
+                # New basis vector (φ(p_a) − φ(p_b) − Σ c_k q_k) / √residual.
+                residual = sqrt(residual)
+                for j in range(n_stored + 2):
+                    coefficients[j, rank] = 0.0
+                for k in range(rank):
+                    for j in range(n_stored):
+                        coefficients[j, rank] = coefficients[j, rank] - c[k] * coefficients[j, k]
+                for j in range(n_stored):
+                    coefficients[j, rank] = coefficients[j, rank] / residual
+                coefficients[n_stored, rank] = 1.0 / residual
+                coefficients[n_stored + 1, rank] = -1.0 / residual
+                for k in range(rank):
+                    coefficients[n_stored, k] = 0.0
+                    coefficients[n_stored + 1, k] = 0.0
+                row_of[n_stored] = first_new + a
+                row_of[n_stored + 1] = first_new + b
+                new_stored[n_new] = a
+                new_stored[n_new + 1] = b
+                n_new = n_new + 2
+                n_stored = n_stored + 2
+                for k in range(rank + 1):
+                    M[rank, k] = 0.0
+                    M[k, rank] = 0.0
+                c[rank] = residual
+                rank = rank + 1
+            losses[t] = _pola_update(&M[0, 0], rank, lda, &c[0], scale, labels[t], gamma,
+                                     &threshold, &projections, &u[0], &work[0], &factor[0])
+    return n_stored, rank, threshold, n_new, projections

@@ -1,0 +1,305 @@
+"""Burg learners: compiled passes vs NumPy references, Lemma 2, Theorem 2, API behaviour."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.datasets import load_wine
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from psdmetric import BurgRegressor, DistanceTargets, OnlineLogDet
+from psdmetric._solvers import burg_matrix_pass, burg_vector_pass
+
+
+def reference_matrix_pass(W, Z, targets, eta, scale):
+    """Alg. 2 literally, on the dense W, with its learning rate halved (the gold standard)."""
+    identity = np.eye(len(W))
+    rates, predictions = [], []
+    for z, target in zip(Z, targets):
+        length = np.linalg.norm(z)
+        X = np.outer(z, z) / length**2
+        target = target / (scale * length**2)
+        prediction = np.trace(W @ X)
+        if prediction < target:
+            bound = 1 / (2 * (target - prediction)
+                         * np.trace((identity + np.linalg.inv(np.linalg.inv(W) - identity)) @ W @ X))
+            eta = min(eta, 0.5 * bound)
+        W = np.linalg.inv(np.linalg.inv(W) + 2 * eta * (prediction - target) * X)
+        rates.append(eta)
+        predictions.append(prediction)
+    return W, np.array(predictions), np.array(rates)
+
+
+def reference_vector_pass(w, X, y, eta):
+    """Alg. 1 with the sign-general, halved learning-rate rule."""
+    predictions = []
+    for x, target in zip(X, y):
+        prediction = w @ x
+        error = prediction - target
+        push = np.max(-error * x * w)
+        if push > 0:
+            eta = min(eta, 0.5 / (2 * push))
+        w = 1 / (1 / w + 2 * eta * error * x)
+        predictions.append(prediction)
+    return w, np.array(predictions), eta
+
+
+def run_matrix_pass(F, G, X, pairs, targets, eta, scale):
+    n = len(pairs)
+    predictions, relative, rates = np.empty(n), np.empty(n), np.empty(n)
+    eta = burg_matrix_pass(X, pairs, targets, F, G, eta, scale, predictions, relative, rates)
+    return eta, predictions, relative, rates
+
+
+def initial_factors(d, weight):
+    identity = np.eye(d)
+    return (np.asfortranarray(np.sqrt(1 / weight - 1) * identity),
+            np.asfortranarray(np.sqrt(1 / weight) * identity))
+
+
+def hidden_metric(d, seed, low=0.05, high=0.9):
+    """A random U with eigenvalues in [low, high], so 0 ≺ U ≺ I."""
+    rng = np.random.RandomState(seed)
+    Q = np.linalg.qr(rng.randn(d, d))[0]
+    return Q @ np.diag(rng.uniform(low, high, d)) @ Q.T
+
+
+def ld_divergence(X, Y):
+    product = X @ np.linalg.inv(Y)
+    return np.trace(product) - np.linalg.slogdet(product)[1] - len(X)
+
+
+def test_matrix_pass_equals_numpy_reference():
+    rng = np.random.RandomState(0)
+    d, n_pairs, scale, weight = 6, 300, 2.0, 1 / 6
+    X = rng.randn(50, d)
+    pairs = rng.randint(0, 50, (n_pairs, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    # Targets both reachable and unreachable (above the ceiling scale · ‖z‖²).
+    targets = rng.uniform(0, 1.1, len(pairs)) * scale * np.einsum("ij,ij->i", Z, Z)
+    F, G = initial_factors(d, weight)
+    eta, predictions, _, rates = run_matrix_pass(F, G, X, pairs, targets, 40.0, scale)
+    W_ref, predictions_ref, rates_ref = reference_matrix_pass(
+        weight * np.eye(d), Z, targets, 40.0, scale)
+    assert_allclose(predictions, predictions_ref, rtol=1e-9)
+    assert_allclose(rates, rates_ref, rtol=1e-9)
+    assert eta == rates[-1]
+    assert_allclose(np.linalg.inv(np.eye(d) + F @ F.T), W_ref, rtol=0, atol=1e-10)
+    assert_allclose(G @ G.T, np.eye(d) + F @ F.T, rtol=1e-10)
+
+
+def test_vector_pass_equals_numpy_reference():
+    rng = np.random.RandomState(1)
+    X = rng.randn(400, 7)  # inputs of both signs exercise the general rule
+    y = X @ rng.uniform(0, 1, 7) + 0.1 * rng.randn(400)
+    w = np.full(7, 1 / 7)
+    predictions, rates = np.empty(400), np.empty(400)
+    eta = burg_vector_pass(X, y, w, 5.0, predictions, rates)
+    w_ref, predictions_ref, eta_ref = reference_vector_pass(np.full(7, 1 / 7), X, y, 5.0)
+    assert_allclose(w, w_ref, rtol=1e-10)
+    assert_allclose(predictions, predictions_ref, rtol=1e-10, atol=1e-12)
+    assert eta == pytest.approx(eta_ref, rel=1e-12)
+
+
+def test_lemma2_invariant_over_1e5_random_updates():
+    """0 ≺ W ≺ I after each of 10⁵ updates, targets often beyond reach (W pushed to I).
+
+    W = (I + K)⁻¹ with K = F Fᵀ, so eig(W) = 1 / (1 + σ²) and eig(I − W) = σ² / (1 + σ²)
+    for the singular values σ of F: both are positive exactly when σ_min(F) > 0. The
+    eigenvalues are read from σ because near I, ``1 − eig(W)`` falls below the spacing of
+    floating-point numbers around 1 while σ² is still resolved to full relative accuracy.
+    """
+    rng = np.random.RandomState(2)
+    d, n_updates = 4, 100_000
+    F, G = initial_factors(d, 1 / d)
+    X = rng.randn(n_updates, 2, d) * rng.lognormal(0, 2, (n_updates, 1, 1))
+    ceilings = np.einsum("ij,ij->i", X[:, 0] - X[:, 1], X[:, 0] - X[:, 1])
+    targets = rng.uniform(0, 2, n_updates) * ceilings
+    pair = np.array([[0, 1]], dtype=np.intp)
+    eta = 100.0
+    out = np.empty(1), np.empty(1), np.empty(1)
+    factors = np.empty((n_updates, d, d))
+    for t in range(n_updates):
+        eta = burg_matrix_pass(X[t], pair, targets[t:t + 1], F, G, eta, 1.0, *out)
+        factors[t] = F
+    eigenvalues_K = np.linalg.svd(factors, compute_uv=False) ** 2
+    eigenvalues_W = 1 / (1 + eigenvalues_K)
+    gaps_to_identity = eigenvalues_K / (1 + eigenvalues_K)
+    assert eigenvalues_W.min() > 0 and gaps_to_identity.min() > 0
+    # The updates did drive W towards I, where the invariant is hardest to keep.
+    assert eigenvalues_K.min() < 1e-6
+    # The two factors still describe the same W after 10⁵ independent rank-one updates.
+    assert_allclose(G @ G.T, np.eye(d) + F @ F.T, rtol=1e-8)
+    W = np.linalg.inv(G @ G.T)
+    assert np.linalg.eigvalsh(W).min() > 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_theorem2_loss_bound_on_noiseless_data(seed):
+    """Σ η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀), so the cumulative loss is at most D_ld(U, W₀)/η_T.
+
+    Noiseless targets ``y = κ zᵀUz`` with ``0 ≺ U ≺ I``, instances normalised to R = 1 and
+    η ≤ ½ in the algorithm's units, the condition under which the bound holds.
+    """
+    rng = np.random.RandomState(seed)
+    d, n_pairs = 5, 3000
+    U = hidden_metric(d, seed)
+    X = rng.randn(200, d)
+    pairs = rng.randint(0, 200, (n_pairs, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    targets = 3.0 * np.einsum("ij,jk,ik->i", Z, U, Z)
+    model = OnlineLogDet(eta=0.5 / d**2, scale=3.0, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, constraints=DistanceTargets(pairs, targets))
+    weight = model.initial_weight_
+    divergence = ld_divergence(U, weight * np.eye(d))
+    final_rate = model.eta_ / weight**2
+    assert model.cumulative_loss_ <= divergence / final_rate
+
+    F, G = initial_factors(d, weight)
+    _, predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, 3.0)
+    assert np.sum(rates * (predictions - relative) ** 2) <= divergence
+    assert np.sum((predictions - relative) ** 2) == pytest.approx(model.cumulative_loss_)
+    # And the learner does find U: the late predictions are nearly exact.
+    assert np.mean(np.abs(predictions - relative)[-300:]) < 0.05 * np.mean(relative)
+
+
+def test_partial_fit_on_chunks_equals_one_pass():
+    rng = np.random.RandomState(3)
+    X = rng.randn(90, 4)
+    chunks = [np.arange(0, 30), np.arange(30, 60), np.arange(60, 90)]
+    local_pairs = [rng.randint(0, 30, (40, 2)) for _ in chunks]
+    local_pairs = [p[p[:, 0] != p[:, 1]] for p in local_pairs]
+    targets = [rng.uniform(0.1, 8.0, len(p)) for p in local_pairs]
+    online = OnlineLogDet(eta=0.3, scale=4.0)
+    for rows, pairs, target in zip(chunks, local_pairs, targets):
+        online.partial_fit(X[rows], constraints=DistanceTargets(pairs, target))
+    all_pairs = np.concatenate([p + rows[0] for p, rows in zip(local_pairs, chunks)])
+    one_pass = OnlineLogDet(eta=0.3, scale=4.0, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one_pass.fit(X, constraints=DistanceTargets(all_pairs, np.concatenate(targets)))
+    assert_allclose(online.get_mahalanobis_matrix(), one_pass.get_mahalanobis_matrix(),
+                    rtol=1e-12, atol=1e-12)
+    assert online.eta_ == one_pass.eta_
+    assert online.cumulative_loss_ == pytest.approx(one_pass.cumulative_loss_, rel=1e-12)
+    assert online.n_iter_ == 3
+
+
+def test_fit_resets_and_partial_fit_continues():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = OnlineLogDet(random_state=0, max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        first = model.fit(X, y).get_mahalanobis_matrix()
+        model.partial_fit(X, y)
+        assert not np.allclose(model.get_mahalanobis_matrix(), first)
+        assert_allclose(model.fit(X, y).get_mahalanobis_matrix(), first, rtol=1e-12)
+
+
+def test_auto_scale_fits_the_median_target_and_is_scale_invariant():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = OnlineLogDet(random_state=0).fit(X, y)
+        scaled = OnlineLogDet(random_state=0).fit(1e3 * X, y)
+    c = model.constraints_
+    Z = X[c.pairs[:, 0]] - X[c.pairs[:, 1]]
+    ratios = c.distances / np.einsum("ij,ij->i", Z, Z)
+    assert model.scale_ == pytest.approx(2 * ratios.max())
+    assert model.scale_ * model.initial_weight_ == pytest.approx(np.median(ratios))
+    # Targets from labels are percentiles of the squared distances: u for similar pairs,
+    # l for dissimilar ones.
+    all_squared = np.concatenate([np.sum((X[i] - X[i + 1:]) ** 2, axis=1)
+                                  for i in range(len(X))])
+    assert_allclose(np.unique(c.distances), np.percentile(all_squared, [5, 95]), rtol=1e-12)
+    assert_allclose(scaled.get_mahalanobis_matrix(), model.get_mahalanobis_matrix(),
+                    rtol=1e-8, atol=1e-10)
+
+
+def test_learned_metric_beats_euclidean_knn_on_wine():
+    X, y = load_wine(return_X_y=True)
+    euclidean = make_pipeline(StandardScaler(), KNeighborsClassifier(3))
+    learned = make_pipeline(StandardScaler(), OnlineLogDet(random_state=0),
+                            KNeighborsClassifier(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert cross_val_score(learned, X, y).mean() > cross_val_score(euclidean, X, y).mean()
+
+
+def test_eta_is_a_grid_search_parameter():
+    X, y = load_wine(return_X_y=True)
+    pipeline = make_pipeline(StandardScaler(), OnlineLogDet(random_state=0, max_iter=3),
+                             KNeighborsClassifier(3))
+    grid = {"onlinelogdet__eta": [0.01, 0.1, 1.0]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        search = GridSearchCV(pipeline, grid, cv=3).fit(X, y)
+        best = search.best_params_["onlinelogdet__eta"]
+        alone = make_pipeline(StandardScaler(), OnlineLogDet(eta=best, random_state=0,
+                                                             max_iter=3)).fit(X, y)
+    assert best in grid["onlinelogdet__eta"]
+    assert_allclose(search.best_estimator_[1].components_, alone[1].components_)
+    assert search.best_estimator_[1].eta == best
+
+
+def test_burg_regressor_learns_positive_weights_online():
+    rng = np.random.RandomState(4)
+    u = np.abs(rng.randn(20))
+    u /= np.linalg.norm(u)
+    X = np.abs(rng.randn(3000, 20))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = X @ u
+    model = BurgRegressor(eta=10.0)
+    for chunk in np.array_split(np.arange(3000), 6):
+        model.partial_fit(X[chunk], y[chunk])
+    assert np.all(model.coef_ > 0)
+    assert model.n_iter_ == 6
+    one_pass = BurgRegressor(eta=10.0, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        one_pass.fit(X, y)
+    assert_allclose(model.coef_, one_pass.coef_, rtol=1e-12)
+    assert model.cumulative_loss_ == pytest.approx(one_pass.cumulative_loss_, rel=1e-12)
+    assert np.mean((model.predict(X) - y) ** 2) < 1e-3 * np.mean(y**2)
+
+
+def test_burg_regressor_weights_stay_positive_under_adversarial_signs():
+    rng = np.random.RandomState(5)
+    X = rng.standard_cauchy((2000, 6))
+    y = rng.standard_cauchy(2000) * 100
+    model = BurgRegressor(eta=1e3, max_iter=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    assert np.all(model.coef_ > 0) and np.all(np.isfinite(model.coef_))
+
+
+@pytest.mark.parametrize("Estimator", [OnlineLogDet, BurgRegressor])
+def test_max_iter_warns(Estimator):
+    rng = np.random.RandomState(6)
+    X = np.abs(rng.randn(40, 3))
+    y = rng.randint(0, 2, 40) if Estimator is OnlineLogDet else rng.rand(40)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        Estimator(max_iter=1, tol=0.0).fit(X, y)
+
+
+@pytest.mark.parametrize("Estimator", [OnlineLogDet, BurgRegressor])
+def test_bad_parameters_are_rejected(Estimator):
+    X = np.abs(np.random.RandomState(7).randn(10, 2))
+    y = np.arange(10) % 2
+    with pytest.raises(ValueError, match="eta"):
+        Estimator(eta=0.0).fit(X, y)
+    if Estimator is OnlineLogDet:
+        with pytest.raises(ValueError, match="scale"):
+            Estimator(scale=-1.0).fit(X, y)

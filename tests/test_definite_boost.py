@@ -1,0 +1,236 @@
+"""DefiniteBoost: AdaBoost as the diagonal case, Thm 4.1, NumPy reference, cvxpy oracle."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import linalg
+from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
+
+from psdmetric import DefiniteBoost, PairConstraints
+from psdmetric._solvers import definite_boost_steps
+
+
+def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=False,
+              log_prior=None):
+    """Run the compiled steps from W₁ = exp(log_prior) / tr (I/n by default)."""
+    log_prior = np.zeros(n) if log_prior is None else np.sort(log_prior)
+    Q, W = log_prior - log_prior.max(), np.eye(n, order="F")
+    offset = np.array([log_prior.max() - np.log(np.exp(log_prior).sum())])
+    dual = np.zeros(len(shift))
+    chosen = np.zeros(n_steps, dtype=np.intp)
+    violation, objective = np.zeros(n_steps), np.zeros(n_steps)
+    steps, residual, value = definite_boost_steps(
+        np.ascontiguousarray(terms, dtype=float), np.asarray(coef, float),
+        np.asarray(start, np.intp), np.asarray(shift, float), np.asarray(lmin, float),
+        np.asarray(lmax, float), dual, Q, W, offset, n_steps, 0.0, correction, -np.inf,
+        chosen, violation, objective)
+    M = (W * np.exp(Q)) @ W.T
+    return dict(steps=steps, dual=dual, W=M / np.trace(M), chosen=chosen[:steps],
+                violation=violation[:steps], objective=objective[:steps], residual=residual)
+
+
+def test_diagonal_inputs_reproduce_adaboost_exactly():
+    rng = np.random.RandomState(0)
+    n_samples, n_hypotheses, n_rounds = 12, 7, 15
+    y = np.where(rng.rand(n_samples) < 0.5, 1.0, -1.0)
+    h = np.tanh(2 * rng.randn(n_hypotheses, n_samples))  # confidence-rated, in [−1, 1]
+    margins = y * h  # C_j = diag(y_i h_j(x_i)), eigenvalues in [−1, 1] (seed 000 §4.3)
+    result = run_steps(np.tile(np.eye(n_samples), (n_hypotheses, 1)), margins.ravel(),
+                       np.arange(n_hypotheses + 1) * n_samples, np.zeros(n_hypotheses),
+                       -np.ones(n_hypotheses), np.ones(n_hypotheses), n_samples, n_rounds)
+    # AdaBoost with confidence-rated hypotheses (Schapire and Singer 1999).
+    weights, alphas, picks = np.full(n_samples, 1 / n_samples), np.zeros(n_hypotheses), []
+    for _ in range(n_rounds):
+        edges = margins @ weights
+        best = int(np.argmax(edges))
+        if edges[best] <= 0:
+            break
+        alpha = 0.5 * np.log((1 + edges[best]) / (1 - edges[best]))
+        picks.append(best)
+        alphas[best] += alpha
+        weights = weights * np.exp(-alpha * margins[best])
+        weights /= weights.sum()
+    assert result["steps"] == len(picks) > 5
+    assert np.array_equal(result["chosen"], picks)
+    assert_allclose(result["dual"], alphas, rtol=1e-12, atol=1e-14)
+    assert_allclose(result["W"], np.diag(weights), rtol=0, atol=1e-14)
+    # The dual objective is AdaBoost's exponential loss (seed 000 §4.3).
+    exp_loss = np.mean(np.exp(-alphas @ margins))
+    assert result["objective"][-1] == pytest.approx(np.log(exp_loss), rel=1e-12)
+
+
+def feasible_pairs(seed, n_features=4, n_pairs=10, slack=0.05):
+    """Pairs with per-pair bounds met by a hidden trace-one W (so the problem is feasible)."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(30, n_features)
+    root = rng.randn(n_features, n_features)
+    hidden = root @ root.T / np.trace(root @ root.T)
+    pairs = np.array([rng.choice(30, 2, replace=False) for _ in range(n_pairs)])
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    distances = np.einsum("ij,jk,ik->i", Z, hidden, Z)
+    labels = np.where(rng.rand(n_pairs) < 0.5, 1, -1)
+    bounds = np.where(labels == 1, (1 + slack) * distances, (1 - slack) * distances)
+    return X, PairConstraints(pairs, labels, bounds=bounds)
+
+
+def pair_steps(X, constraints, n_steps, correction=False):
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    delta = constraints.labels.astype(float)
+    lengths = np.einsum("ij,ij->i", Z, Z)
+    xi = constraints.bounds
+    lmax = np.where(delta > 0, lengths - xi, xi)
+    lmin = np.where(delta > 0, -xi, xi - lengths)
+    result = run_steps(Z, delta, np.arange(len(Z) + 1), delta * xi, lmin, lmax, X.shape[1],
+                       n_steps, correction)
+    return result, Z, delta, lmin, lmax
+
+
+def test_dual_objective_falls_under_the_product_bound_of_theorem_4_1():
+    X, constraints = feasible_pairs(seed=6)
+    result, _, _, lmin, lmax = pair_steps(X, constraints, 400)
+    objective = np.concatenate([[0.0], result["objective"]])  # log tr W₁ = 0
+    assert result["steps"] > 20
+    assert np.all(np.diff(objective) <= 1e-13)
+    j, r = result["chosen"], result["violation"]
+    width = lmax[j] - lmin[j]
+    log_rho = (lmax[j] / width * np.log1p(-r / lmax[j])
+               - lmin[j] / width * np.log1p(-r / lmin[j]))
+    assert np.all(r > 0)
+    assert np.all(result["objective"] <= np.cumsum(log_rho) + 1e-12)
+
+
+def test_dual_objective_falls_with_dual_corrections_too():
+    X, constraints = feasible_pairs(seed=6)
+    result, *_ = pair_steps(X, constraints, 600, correction=True)
+    assert np.any(result["violation"] < 0)  # some steps relaxed a dual
+    assert np.all(np.diff(result["objective"]) <= 1e-13)
+
+
+def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction):
+    """Plain NumPy DefiniteBoost on dense matrices (seed 000 §4.2)."""
+    d = Z.shape[1]
+    S, dual, chosen = np.zeros((d, d)), np.zeros(len(Z)), []
+    C = [delta[j] * (np.outer(Z[j], Z[j]) - xi[j] * np.eye(d)) for j in range(len(Z))]
+    for _ in range(n_steps):
+        values, vectors = np.linalg.eigh(S)
+        W = (vectors * np.exp(values - values.max())) @ vectors.T
+        W /= np.trace(W)
+        r = np.array([np.sum(W * Cj) for Cj in C])
+        candidates = (r > 0) | (correction & (dual > 0) & (r < 0))
+        if not candidates.any():
+            break
+        j = int(np.argmax(np.where(candidates, np.abs(r), -1)))
+        alpha = np.log((1 - r[j] / lmin[j]) / (1 - r[j] / lmax[j])) / (lmax[j] - lmin[j])
+        if correction:
+            alpha = max(alpha, -dual[j])
+        dual[j] += alpha
+        S = S - alpha * C[j]
+        chosen.append(j)
+    values, vectors = np.linalg.eigh(S)
+    W = (vectors * np.exp(values - values.max())) @ vectors.T
+    return W / np.trace(W), dual, chosen
+
+
+@pytest.mark.parametrize("correction", [False, True])
+def test_compiled_steps_equal_numpy_reference(correction):
+    X, constraints = feasible_pairs(seed=8, n_features=5, n_pairs=12)
+    # 30 steps: before the violations reach roundoff, where the choice is arbitrary.
+    result, Z, delta, lmin, lmax = pair_steps(X, constraints, 30, correction)
+    W, dual, chosen = reference_definite_boost(Z, delta, constraints.bounds, lmin, lmax,
+                                               30, correction)
+    assert np.abs(result["violation"]).min() > 1e-12
+    assert np.array_equal(result["chosen"], chosen)
+    assert_allclose(result["dual"], dual, rtol=1e-9, atol=1e-12)
+    assert_allclose(result["W"], W, rtol=0, atol=1e-11)
+
+
+def _cvxpy_trace_one(X, constraints):
+    cp = pytest.importorskip("cvxpy")
+    d = X.shape[1]
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    W = cp.Variable((d, d), symmetric=True)
+    distances = cp.hstack([z @ W @ z for z in Z])
+    # D_vN(W, I/d) = −S(W) + log d for trace-one W.
+    problem = cp.Problem(cp.Minimize(-cp.von_neumann_entr(W)), [
+        W >> 0, cp.trace(W) == 1,
+        cp.multiply(constraints.labels, distances - constraints.bounds) <= 0])
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return W.value
+
+
+def divergence_to_uniform(W):
+    values = np.linalg.eigvalsh(W)
+    values = values[values > 0]
+    return float(values @ np.log(values) + np.log(len(W)))
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_exact_and_corrected_steps_reach_the_oracle_and_uncorrected_ones_need_not(seed):
+    X, constraints = feasible_pairs(seed)
+    expected = _cvxpy_trace_one(X, constraints)
+    fits = {name: DefiniteBoost(tol=1e-9, max_iter=100_000, **params).fit(
+        X, constraints=constraints).get_mahalanobis_matrix()
+        for name, params in [("exact", {"projection": "exact"}),
+                             ("corrected", {"dual_correction": True}),
+                             ("uncorrected", {})]}
+    for name in ("exact", "corrected"):
+        assert linalg.norm(fits[name] - expected) <= 1e-4 * linalg.norm(expected), name
+    # Without corrections the steps stop at a feasible point that is not the closest
+    # one to W₁ (seed 002 App. B).
+    uncorrected = fits["uncorrected"]
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    distances = np.einsum("ij,jk,ik->i", Z, uncorrected, Z)
+    assert np.all(constraints.labels * (distances - constraints.bounds)
+                  <= 1e-6 * constraints.bounds)
+    assert divergence_to_uniform(uncorrected) > divergence_to_uniform(expected) + 1e-3
+
+
+@pytest.mark.parametrize("projection", ["approximate", "exact"])
+def test_infeasible_constraints_are_certified_and_stop_early(projection):
+    # Two dissimilar pairs along orthogonal axes, each asking for 90% of its squared
+    # length: no trace-one W can give both.
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    constraints = PairConstraints([[0, 1], [0, 2]], [-1, -1], bounds=[0.9, 0.9])
+    model = DefiniteBoost(projection=projection, max_iter=10_000)
+    with pytest.warns(ConvergenceWarning, match="infeasible"):
+        model.fit(X, constraints=constraints)
+    assert model.n_iter_ < 100
+    assert model.dual_objective_ < np.log(0.5)
+    W = model.get_mahalanobis_matrix()
+    assert np.all(np.isfinite(W)) and np.trace(W) == pytest.approx(1.0)
+
+
+def test_kernel_learning_from_index_pairs_like_seed_000_section_5():
+    rng = np.random.RandomState(1)
+    n = 20
+    points = np.repeat(rng.randn(4, 3), 5, axis=0) + 0.3 * rng.randn(n, 3)
+    target = points @ points.T
+    target /= np.trace(target)
+    half_distances = 0.5 * (np.diag(target)[:, None] + np.diag(target) - 2 * target)
+    close = np.argwhere(np.triu(half_distances < 0.2 / n, k=1))
+    # Similar pairs: ½‖x_a − x_b‖² ≤ γ = 0.2/n, i.e. tr(W X_j) ≤ γ (seed 000 §5).
+    constraints = PairConstraints(close, np.ones(len(close)), bounds=np.full(len(close), 0.2 / n))
+    model = DefiniteBoost(tol=1e-6, max_iter=10_000)
+    model.fit(np.eye(n) / np.sqrt(2), constraints=constraints)
+    K = model.get_mahalanobis_matrix()
+    learned = 0.5 * (np.diag(K)[close[:, 0]] + np.diag(K)[close[:, 1]]
+                     - 2 * K[close[:, 0], close[:, 1]])
+    assert len(close) > 10
+    assert np.trace(K) == pytest.approx(1.0, abs=1e-12)
+    assert np.linalg.eigvalsh(K).min() > 0
+    # Each constraint holds to tol relative to its bound.
+    assert np.all(learned <= (1 + 1e-6) * 0.2 / n)
+
+
+def test_label_fit_gives_a_trace_one_metric():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = DefiniteBoost(random_state=0).fit(X, y)
+    assert model.eigenvalues_.sum() == pytest.approx(1.0)
+    assert np.all(model.eigenvalues_ > 0)
+    assert np.trace(model.get_mahalanobis_matrix()) == pytest.approx(1.0)
+    assert model.dual_coef_.shape == (len(model.constraints_.pairs),)

@@ -1,0 +1,169 @@
+"""MEG: compiled pass vs NumPy reference, Lemma 3.2's loss bound, invariants, partial_fit."""
+
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy import linalg
+from sklearn.exceptions import ConvergenceWarning
+
+from psdmetric import MEG, DistanceTargets, distance_targets_from_labels
+from psdmetric._solvers import meg_pass
+
+
+def reference_meg(X, pairs, targets, eta):
+    """Plain NumPy MEG (seed 000 eq. 4) on the dense logarithm, from W₁ = I/d."""
+    d = X.shape[1]
+    S, losses = np.zeros((d, d)), []
+    for (i, j), y in zip(pairs, targets):
+        values, vectors = np.linalg.eigh(S)
+        W = (vectors * np.exp(values - values.max())) @ vectors.T
+        W /= np.trace(W)
+        z = X[i] - X[j]
+        prediction = z @ W @ z
+        losses.append((prediction - y) ** 2)
+        S = S - 2 * eta * (prediction - y) * np.outer(z, z)
+    values, vectors = np.linalg.eigh(S)
+    W = (vectors * np.exp(values - values.max())) @ vectors.T
+    return W / np.trace(W), np.array(losses)
+
+
+def random_examples(rng, n_samples, n_features, n_pairs):
+    X = rng.randn(n_samples, n_features)
+    pairs = rng.choice(n_samples, size=(n_pairs, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    lengths = ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1)
+    return X, pairs, rng.uniform(0, 1, len(pairs)) * lengths / n_features
+
+
+def test_compiled_pass_equals_numpy_reference():
+    rng = np.random.RandomState(0)
+    X, pairs, targets = random_examples(rng, 40, 5, 300)
+    eta = 0.3 / ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1).max() ** 2
+    Q, W, losses = np.zeros(5), np.eye(5, order="F"), np.empty(len(pairs))
+    total = meg_pass(np.ascontiguousarray(X), np.ascontiguousarray(pairs), targets, eta, Q, W,
+                     losses)
+    expected_W, expected_losses = reference_meg(X, pairs, targets, eta)
+    learned = (W * np.exp(Q)) @ W.T / np.exp(Q).sum()
+    assert_allclose(learned, expected_W, rtol=0, atol=1e-12)
+    assert_allclose(losses, expected_losses, rtol=1e-9, atol=1e-15)
+    assert total == pytest.approx(expected_losses.sum(), rel=1e-12)
+
+
+def kernel_examples(rng, n_objects, n_examples, rank=3, noise=0.0):
+    """Distance examples of a trace-one target kernel U (seed 000 §5)."""
+    factor = rng.randn(n_objects, rank)
+    U = factor @ factor.T
+    U /= np.trace(U)
+    pairs = rng.choice(n_objects, size=(3 * n_examples, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]][:n_examples]
+    # X_t has ½ on the diagonal entries of a and b and −½ off-diagonal: tr(U X_t) below.
+    a, b = pairs.T
+    targets = 0.5 * (U[a, a] + U[b, b] - 2 * U[a, b])
+    targets = np.maximum(targets + noise * rng.randn(len(pairs)), 0.0)
+    return U, pairs, targets
+
+
+def von_neumann_divergence(U, W):
+    u, U_vectors = np.linalg.eigh(U)
+    w, W_vectors = np.linalg.eigh(W)
+    u_log_u = np.sum(u[u > 0] * np.log(u[u > 0]))
+    return u_log_u - np.sum(u[:, None] * (U_vectors.T @ W_vectors) ** 2 * np.log(w)[None, :])
+
+
+@pytest.mark.parametrize("c", [0.5, 2.0, 20.0])
+@pytest.mark.parametrize("noise", [0.0, 0.002])
+def test_total_loss_is_under_the_relative_loss_bound_of_lemma_3_2(c, noise):
+    rng = np.random.RandomState(int(10 * c))
+    n = 12
+    U, pairs, targets = kernel_examples(rng, n, 3000, noise=noise)
+    # r ≥ λmax(X_t) − λmin(X_t) = 1 for these instances; the lemma's rate for c:
+    r = 1.0
+    eta = 2 * c / (r**2 * (2 + c))
+    model = MEG(eta=eta).partial_fit(np.eye(n) / np.sqrt(2),
+                                     constraints=DistanceTargets(pairs, targets))
+    a, b = pairs.T
+    comparator_loss = np.sum((0.5 * (U[a, a] + U[b, b] - 2 * U[a, b]) - targets) ** 2)
+    bound = ((1 + c / 2) * comparator_loss
+             + (0.5 + 1 / c) * r**2 * von_neumann_divergence(U, np.eye(n) / n))
+    assert model.eta_ == pytest.approx(eta)
+    assert 0 < model.cumulative_loss_ <= bound
+    # It learns: the last examples are predicted far better than the first ones.
+    K = model.get_mahalanobis_matrix()
+    assert np.abs(0.5 * (K[a, a] + K[b, b] - 2 * K[a, b]) - targets)[-200:].mean() < (
+        0.2 * np.abs(1 / n - targets[:200]).mean())
+
+
+@pytest.mark.parametrize("rate", [1.0, 100.0])
+def test_invariants_hold_over_a_hundred_thousand_updates(rate):
+    rng = np.random.RandomState(3)
+    X, pairs, targets = random_examples(rng, 60, 6, 110_000)
+    pairs, targets = pairs[:100_000], targets[:100_000]
+    lengths = ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1)
+    # rate 1: Lemma 3.2's η for c = 2; rate 100: steps that drive W close to singular.
+    model = MEG(eta=rate / lengths[:10_000].max() ** 2)
+    for chunk in np.array_split(np.arange(len(pairs)), 10):
+        model.partial_fit(X, constraints=DistanceTargets(pairs[chunk], targets[chunk]))
+        W = model.get_mahalanobis_matrix()
+        assert np.all(np.isfinite(W))
+        assert_allclose(W, W.T, rtol=0, atol=1e-15)
+        assert np.trace(W) == pytest.approx(1.0, abs=1e-12)
+        # W = V e^Λ Vᵀ / tr e^Λ with finite Λ (max 0) and orthogonal V: positive definite.
+        log_eigenvalues, eigenvectors = model._log_eigenvalues, model._eigenvectors
+        assert np.all(np.isfinite(log_eigenvalues)) and log_eigenvalues.max() == 0
+        assert_allclose(eigenvectors.T @ eigenvectors, np.eye(6), rtol=0, atol=1e-11)
+        if rate == 1.0:
+            assert np.linalg.eigvalsh(W).min() > 1e-3
+    assert model.n_iter_ == 10
+    assert np.isfinite(model.cumulative_loss_)
+
+
+def test_partial_fit_over_chunks_equals_one_pass_of_fit():
+    rng = np.random.RandomState(4)
+    X, pairs, targets = random_examples(rng, 50, 4, 400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        full = MEG(eta=0.02, max_iter=1).fit(X, constraints=DistanceTargets(pairs, targets))
+    online = MEG(eta=0.02)
+    for chunk in np.array_split(np.arange(len(pairs)), 7):
+        online.partial_fit(X, constraints=DistanceTargets(pairs[chunk], targets[chunk]))
+    assert_allclose(online.components_, full.components_, rtol=0, atol=1e-13)
+    assert online.cumulative_loss_ == pytest.approx(full.cumulative_loss_, rel=1e-12)
+
+
+def test_label_targets_are_scaled_to_the_trace_one_start():
+    rng = np.random.RandomState(5)
+    X = rng.randn(60, 4)
+    y = (X[:, 0] > 0).astype(int)
+    model = MEG(random_state=0).fit(X, y)
+    expected = distance_targets_from_labels(X, y, None, np.random.RandomState(0))
+    assert np.array_equal(model.constraints_.pairs, expected.pairs)
+    assert_allclose(model.constraints_.distances, expected.distances / 4)
+    differences = X[expected.pairs[:, 0]] - X[expected.pairs[:, 1]]
+    largest = np.einsum("ij,ij->i", differences, differences).max()
+    assert model.eta_ == pytest.approx(1 / largest**2)  # "auto": Lemma 3.2 with c = 2
+
+
+def test_kernel_mode_instances_have_the_seed_convention():
+    # With X = I/√2 the first prediction for objects (a, b) is tr(W₁ X_t) = 1/n.
+    n = 8
+    model = MEG(eta=1.0).partial_fit(np.eye(n) / np.sqrt(2),
+                                     constraints=DistanceTargets([[2, 5]], [0.4]))
+    assert model.cumulative_loss_ == pytest.approx((1 / n - 0.4) ** 2, rel=1e-14)
+    K = model.get_mahalanobis_matrix()
+    # One update: W ∝ exp(−2η(ŷ − y) X_t) moves weight onto e_a − e_b.
+    assert K[2, 5] < 0 and K[2, 2] > 1 / n
+
+
+def test_learns_a_useful_metric_and_is_reproducible():
+    rng = np.random.RandomState(6)
+    X = rng.randn(200, 5)
+    X[:, 0] *= 10  # a loud feature that carries no label information
+    y = (X[:, 1] > 0).astype(int)
+    first = MEG(random_state=0).fit(X, y)
+    second = MEG(random_state=0).fit(X, y)
+    assert np.array_equal(first.components_, second.components_)
+    M = first.get_mahalanobis_matrix()
+    assert M[1, 1] > M[0, 0]
+    assert linalg.norm(M - M.T) == 0

@@ -1,0 +1,244 @@
+"""POLA: compiled pass vs NumPy reference, invariants, Theorem 1, batch conversion, kernels."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import PolynomialFeatures
+
+from psdmetric import POLA, KernelPOLA, PairConstraints
+from psdmetric._solvers import pola_pass
+
+
+def reference_pola(Z, labels, A, b, gamma):
+    """Fig. 1 of seed 003 on dense A, projecting with a full eigendecomposition."""
+    losses = []
+    for v, y in zip(Z, labels):
+        loss = max(0.0, y * (v @ A @ v - b) + 1)
+        losses.append(loss)
+        if loss == 0:
+            continue
+        alpha = loss / ((v @ v) ** 2 + 1 + gamma)
+        A = A - y * alpha * np.outer(v, v)
+        b = b + y * alpha
+        if y > 0:
+            eigenvalues, eigenvectors = np.linalg.eigh(A)
+            A = (eigenvectors * np.maximum(eigenvalues, 0)) @ eigenvectors.T
+        else:
+            b = max(b, 1.0)
+    return A, b, np.array(losses)
+
+
+def run_pass(Z, labels, A, b, gamma=0.0):
+    """pola_pass on the pairs (Z[t], 0); returns the symmetric A, b and the losses."""
+    d = Z.shape[1]
+    X = np.ascontiguousarray(np.vstack([np.zeros(d), Z]))
+    pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=np.intp)])
+    losses = np.empty(len(Z))
+    b, _ = pola_pass(X, pairs, np.asarray(labels, dtype=float), A, b, gamma, losses)
+    return np.tril(A) + np.tril(A, -1).T, b, losses
+
+
+def separable_pairs(n_pairs, d, seed, rank=2):
+    """Pairs labelled by a hidden (A*, b*) with margin: y (b* − d²_{A*}) ≥ 1."""
+    rng = np.random.RandomState(seed)
+    H = rng.randn(d, rank)
+    A_star = H @ H.T / d
+    Z = rng.randn(4 * n_pairs, d) / np.sqrt(d)
+    distances = np.einsum("ij,jk,ik->i", Z, A_star, Z)
+    median = np.median(distances)
+    scale = 2.0 / (np.percentile(distances, 60) - np.percentile(distances, 40))
+    A_star, distances = scale * A_star, scale * distances
+    b_star = scale * median
+    keep = np.abs(distances - b_star) >= 1
+    Z, distances = Z[keep][:n_pairs], distances[keep][:n_pairs]
+    labels = np.where(distances <= b_star, 1.0, -1.0)
+    return Z, labels, A_star, max(b_star, 1.0)
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.5])
+def test_compiled_pass_equals_numpy_reference(gamma):
+    Z, labels, _, _ = separable_pairs(300, 7, seed=0)
+    A = np.zeros((7, 7), order="F")
+    A_kernel, b_kernel, losses = run_pass(Z, labels, A, 1.0, gamma)
+    A_ref, b_ref, losses_ref = reference_pola(Z, labels, np.zeros((7, 7)), 1.0, gamma)
+    assert_allclose(A_kernel, A_ref, rtol=0, atol=1e-10 * np.abs(A_ref).max())
+    assert b_kernel == pytest.approx(b_ref, rel=1e-12)
+    assert_allclose(losses, losses_ref, rtol=1e-9, atol=1e-12)
+    assert np.count_nonzero(losses) > 50
+
+
+@pytest.mark.parametrize(
+    "case", ["zero", "rank-deficient", "v-outside-range", "clustered", "tiny-step", "scaled"])
+def test_projection_matches_eigendecomposition_on_hard_cases(case):
+    """One similar-pair update from a crafted A: the secular solver vs a full eigh."""
+    rng = np.random.RandomState(1)
+    d = 6
+    Q = np.linalg.qr(rng.randn(d, d))[0]
+    v = rng.randn(d)
+    spectrum = {
+        "zero": np.zeros(d),
+        "rank-deficient": np.array([0, 0, 0, 1.0, 2.0, 3.0]),
+        "v-outside-range": np.array([0, 0, 1.0, 1.0, 2.0, 5.0]),
+        "clustered": np.array([1.0, 1.0 + 1e-12, 1.0 + 2e-12, 2.0, 2.0, 2.0]),
+        "tiny-step": np.array([1e-9, 1e-6, 1.0, 2.0, 3.0, 4.0]),
+        "scaled": 1e-200 * np.arange(1.0, d + 1),
+    }[case]
+    A = (Q * spectrum) @ Q.T
+    if case == "v-outside-range":
+        v = Q[:, 0] + 0.3 * Q[:, 4]
+    if case == "scaled":
+        v = 1e100 * v
+    if case == "tiny-step":
+        v = Q[:, 0] + 1e-3 * Q[:, 3]
+    threshold = v @ A @ v + 0.5  # loss 0.5 for a similar pair
+    A_kernel, _, _ = run_pass(v[None], [1.0], np.asfortranarray(A), threshold)
+    A_ref, _, _ = reference_pola(v[None], [1.0], A, threshold, 0.0)
+    alpha = 0.5 / ((v @ v) ** 2 + 1)
+    scale = np.abs(A).max() + alpha * (v @ v)  # the size of the matrices involved
+    assert_allclose(A_kernel, A_ref, rtol=0, atol=1e-10 * scale)
+    assert np.linalg.eigvalsh(A_kernel).min() >= -1e-12 * scale
+
+
+def test_psd_and_threshold_invariants_after_every_update():
+    rng = np.random.RandomState(2)
+    d = 6
+    # Inconsistent labels: many similar-pair updates that need the projection.
+    Z = rng.randn(3000, d) * rng.lognormal(0, 0.5, (3000, 1))
+    labels = rng.choice([-1.0, 1.0], 3000)
+    A = np.zeros((d, d), order="F")
+    b, projected = 1.0, 0
+    X = np.zeros((2, d))
+    pair = np.array([[1, 0]], dtype=np.intp)
+    loss = np.empty(1)
+    for v, y in zip(Z, labels):
+        X[1] = v
+        b, projections = pola_pass(X, pair, np.array([y]), A, b, 0.0, loss)
+        eigenvalues = np.linalg.eigvalsh(np.tril(A) + np.tril(A, -1).T)
+        assert eigenvalues.min() >= -1e-12 * max(eigenvalues.max(), 1e-300)
+        assert b >= 1.0
+        projected += projections
+    assert projected > 300
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_theorem1_squared_hinge_loss_bound_on_separable_pairs(seed):
+    """Σ ℓ_τ² ≤ R (‖A*‖²_F + (b* − b₁)²) with R ≥ ‖x − x'‖⁴ + 1, over repeated passes."""
+    Z, labels, A_star, b_star = separable_pairs(400, 8, seed)
+    squared = np.einsum("ij,jk,ik->i", Z, A_star, Z)
+    assert np.all(labels * (b_star - squared) >= 1 - 1e-9)  # (A*, b*) separates
+    R = np.max(np.sum(Z**2, axis=1) ** 2) + 1
+    bound = R * (np.sum(A_star**2) + (b_star - 1.0) ** 2)
+    A, b, total, mistakes = np.zeros((8, 8), order="F"), 1.0, 0.0, 0
+    for _ in range(5):
+        _, b, losses = run_pass(Z, labels, A, b)
+        total += np.sum(losses**2)
+        mistakes += np.count_nonzero(losses >= 1)
+    assert 0 < total <= bound
+    assert mistakes <= bound
+
+
+def test_batch_conversion_ends_with_every_training_loss_below_beta():
+    Z, labels, A_star, b_star = separable_pairs(300, 6, seed=3)
+    X = np.vstack([np.zeros(6), Z])
+    pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=int)])
+    model = POLA(beta=0.2, max_iter=500).fit(X, constraints=PairConstraints(pairs, labels))
+    distances = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
+                                    squared=True)
+    assert np.max(np.maximum(0, labels * (distances - model.threshold_) + 1)) <= 0.2
+    R = np.max(np.sum(Z**2, axis=1) ** 2) + 1
+    assert model.n_iter_ <= math.ceil(R * (np.sum(A_star**2) + (b_star - 1) ** 2) / 0.2**2)
+    assert model.threshold_ >= 1
+    pair_points = np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1)
+    assert model.pair_score(pair_points, labels) == 1.0
+
+
+def test_inseparable_pairs_warn_at_max_iter():
+    rng = np.random.RandomState(4)
+    X = rng.randn(30, 3)
+    y = rng.randint(0, 2, 30)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        POLA(max_iter=3, random_state=0).fit(X, y)
+
+
+def test_pair_api_is_consistent_with_distances_and_threshold():
+    rng = np.random.RandomState(5)
+    X = rng.randn(40, 3)
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = POLA(gamma=1.0, max_iter=5, random_state=0).fit(X, y)
+    pairs = np.stack([X[:20], X[20:]], axis=1)
+    squared = model.pair_distance(pairs, squared=True)
+    decision = model.pair_decision_function(pairs)
+    assert_allclose(decision, model.threshold_ - squared)
+    predicted = model.pair_predict(pairs)
+    assert np.array_equal(predicted, np.where(squared <= model.threshold_, 1, -1))
+    truth = np.where(y[:20] == y[20:], 1, -1)
+    assert model.pair_score(pairs, truth) == np.mean(predicted == truth)
+    with pytest.raises(ValueError, match="one label per pair"):
+        model.pair_score(pairs, truth[:-1])
+    with pytest.raises(ValueError, match=r"\+1 \(similar\) or -1"):
+        model.pair_score(pairs, (truth + 1) // 2)
+    with pytest.raises(ValueError, match="pairs must have shape"):
+        model.pair_predict(X[:5])
+
+
+def test_pairs_of_identical_points_are_skipped():
+    X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    constraints = PairConstraints([[0, 1], [0, 2], [2, 3]], [-1, 1, -1])
+    model = POLA(max_iter=50).fit(X, constraints=constraints)
+    assert model.n_iter_ < 50
+    assert np.all(np.isfinite(model.components_))
+
+
+def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
+    rng = np.random.RandomState(6)
+    X = rng.randn(80, 5) / 2
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        linear = POLA(gamma=0.5, max_iter=4, random_state=0).fit(X, y)
+        kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0).fit(X, y)
+    pairs = np.stack([X[:40], X[40:]], axis=1)
+    assert_allclose(kernel.pair_distance(pairs), linear.pair_distance(pairs), rtol=1e-8)
+    assert kernel.threshold_ == pytest.approx(linear.threshold_, rel=1e-10)
+    assert_allclose(kernel.get_mahalanobis_matrix(), linear.get_mahalanobis_matrix(),
+                    rtol=0, atol=1e-9 * np.abs(linear.get_mahalanobis_matrix()).max())
+    # The basis never exceeds the dimension of the span of the differences.
+    assert kernel.embedding_.shape[1] <= 5
+
+
+def test_kernel_pola_learns_in_the_kernels_feature_space():
+    """A polynomial kernel gives POLA on the explicit polynomial features."""
+    rng = np.random.RandomState(7)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)
+    features = PolynomialFeatures(degree=2).fit_transform(X)
+    # (1 + xᵀy)² = φ(x)ᵀφ(y) with φ the degree-2 features scaled by √(multinomial).
+    features *= np.sqrt([1, 2, 2, 1, 2, 1])
+
+    def kernel(a, b):
+        return (1.0 + a @ b) ** 2
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, max_iter=3, random_state=0).fit(X, y)
+        explicit = POLA(gamma=1.0, max_iter=3, random_state=0).fit(features, y)
+    pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
+    pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
+    assert_allclose(implicit.pair_distance(pairs_implicit),
+                    explicit.pair_distance(pairs_explicit), rtol=1e-7)
+    with pytest.raises(AttributeError):
+        implicit.get_mahalanobis_matrix()
+    truth = np.where(y[:30] == y[30:], 1, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
+                         random_state=0).fit(X, y)
+        flat = POLA(gamma=1.0, max_iter=20, random_state=0).fit(X, y)
+    # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
+    assert rbf.pair_score(pairs_implicit, truth) > flat.pair_score(pairs_implicit, truth) + 0.1
