@@ -5,10 +5,10 @@ constraints), not the time to convergence, which also depends on how many cycles
 data need. It is measured as ``(t(1 + K) − t(1)) / K`` from two fits that differ only in
 ``max_iter`` (stopping thresholds ``tol`` / ``beta`` at 0, so neither stops early; the
 cycle counts come from ``n_iter_``): set-up (validation, bounds, the kernel factor)
-cancels out, and ``K`` is chosen so the ``K`` extra cycles take about a second (best of
-three such measurements when they are short). For a learner whose ``max_iter`` counts something else than
-passes (PSDBoost: column-generation iterations) the "cycle" is that unit, as noted in
-the results. Three experiments, log-log plots:
+cancels out; ``K`` grows until the ``K`` extra cycles take about a second, and each
+time is the fastest of three fits. For a learner whose ``max_iter`` counts something
+other than passes (PSDBoost: column-generation iterations) the "cycle" is that unit, as
+noted in the results. Three experiments, log-log plots:
 
 1. time per cycle against the number of constraints m (10³…10⁶) at d=32;
 2. time per constraint visit (time per cycle / m) against the dimension d (8…256);
@@ -52,6 +52,7 @@ from psdmetric import distance_targets_from_labels, pairs_from_labels, triplets_
 
 N_CLASSES = 10
 REPEAT_SECONDS = 10.0
+MAX_EXTRA_CYCLES = 2000
 # Extra parameters per learner: what makes it run a fixed number of cycles. Greedy
 # DefiniteBoost stops once no constraint is violated; with dual corrections it keeps
 # stepping on constraints whose dual is positive, so every cycle does its m steps.
@@ -129,38 +130,43 @@ def timed_fit(learner_class, params, X, constraints, cycles):
     return seconds, learner.n_iter_, [str(w.message) for w in caught]
 
 
-def seconds_per_cycle(learner_class, params, X, constraints, cycle_seconds):
-    """Time per cycle from fits of 1 and 1 + K cycles; set-up cancels out."""
-    base, base_cycles, _ = timed_fit(learner_class, params, X, constraints, 1)
-    longer, longer_cycles, caught = timed_fit(learner_class, params, X, constraints, 2)
-    estimate = max(longer - base, 1e-9) / max(longer_cycles - base_cycles, 1)
-    extra = int(min(round(cycle_seconds / estimate), 200))
-    if extra > 1 and longer_cycles > base_cycles:
+def seconds_per_cycle(learner_class, params, X, constraints, settings):
+    """Time per cycle as (t(1 + K) − t(1)) / K; set-up cancels out.
+
+    Each endpoint is the fastest of up to ``repeats`` fits (the least disturbed by other
+    processes; repeats stop once a point has taken ``REPEAT_SECONDS``). K doubles (or
+    jumps to the estimated value) until the K extra cycles take ``cycle_seconds``.
+    """
+    spent = time.perf_counter()
+
+    def fastest(cycles):
+        best = None
+        for attempt in range(settings["repeats"]):
+            if attempt and time.perf_counter() - spent > REPEAT_SECONDS:
+                break
+            seconds, ran, caught = timed_fit(learner_class, params, X, constraints, cycles)
+            if best is None or seconds < best[0]:
+                best = (seconds, ran, caught)
+        return best
+
+    base, base_cycles, _ = fastest(1)
+    extra = 1
+    while True:
         longer, longer_cycles, caught = timed_fit(learner_class, params, X, constraints,
                                                   1 + extra)
-    if longer_cycles <= base_cycles:
-        reason = f" ({caught[-1][:160]})" if caught else ""
-        raise RuntimeError("the learner stopped after one cycle with zero stopping "
-                           f"thresholds{reason}")
+        if longer_cycles <= base_cycles:
+            reason = f" ({caught[-1][:160]})" if caught else ""
+            raise RuntimeError("the learner stopped after one cycle with zero stopping "
+                               f"thresholds{reason}")
+        taken = longer - base
+        if taken >= settings["cycle_seconds"] or extra >= MAX_EXTRA_CYCLES:
+            break
+        estimate = math.ceil(extra * settings["cycle_seconds"] / max(taken, 1e-3))
+        extra = min(MAX_EXTRA_CYCLES, max(2 * extra, estimate))
+    longer = min(longer, fastest(1 + extra)[0])
     return {"seconds_per_cycle": (longer - base) / (longer_cycles - base_cycles),
             "cycles_timed": int(longer_cycles - base_cycles),
             "first_fit_seconds": base}
-
-
-def best_seconds_per_cycle(learner_class, params, X, constraints, settings):
-    """Best of ``repeats`` measurements (the least disturbed by other processes);
-    a point whose first measurement took over ``REPEAT_SECONDS`` is measured once."""
-    best, spent = None, 0.0
-    for _ in range(settings["repeats"]):
-        start = time.perf_counter()
-        timing = seconds_per_cycle(learner_class, params, X, constraints,
-                                   settings["cycle_seconds"])
-        spent += time.perf_counter() - start
-        if best is None or timing["seconds_per_cycle"] < best["seconds_per_cycle"]:
-            best = timing
-        if spent > REPEAT_SECONDS:
-            break
-    return best
 
 
 def predicted_cycle_seconds(points, axis, size):
@@ -190,7 +196,7 @@ def learner_parameters(name, learner_class, extra=None):
 def measure_point(learner_class, params, problem, size, settings):
     """Child process: build the problem at ``size`` and time its cycles."""
     X, constraints = problem["build"](size, learner_class._constraint_kind)
-    timing = best_seconds_per_cycle(learner_class, params, X, constraints, settings)
+    timing = seconds_per_cycle(learner_class, params, X, constraints, settings)
     return {"n_constraints": n_constraints(constraints), **timing}
 
 
@@ -275,9 +281,9 @@ def markdown(results):
         "constraints, as `(t(1 + K) − t(1)) / K` from two fits that differ only in "
         "`max_iter` (stopping thresholds `tol` / `beta` at 0; cycles counted by "
         "`n_iter_`), so set-up cost cancels; "
-        f"`K` is chosen so the extra cycles take about {s['cycle_seconds']} s (at least "
-        f"one); best of {s['repeats']} such measurements per point (one when a "
-        f"measurement takes over {REPEAT_SECONDS:.0f} s). Each point runs in a child "
+        f"`K` grows until the extra cycles take {s['cycle_seconds']} s (at most "
+        f"{MAX_EXTRA_CYCLES}); each of the two times is the fastest of {s['repeats']} fits "
+        f"(fewer once a point has taken {REPEAT_SECONDS:.0f} s). Each point runs in a child "
         f"process stopped after {s['point_budget']:.0f} s; a learner's sweep ends at the "
         "first point that is stopped, fails, or would take longer than that by "
         "extrapolation. Time per "
@@ -370,7 +376,7 @@ def plot(results):
                     label=f"slope {reference:g}")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        values = [p[quantity] for r in results[part] for p in r["points"]]
+        values = [p[quantity] for r in results[part] for p in r["points"] if p[quantity] > 0]
         if values:  # at least a decade of y, so that noise does not look like a trend
             low, high = min(values), max(values)
             middle = math.sqrt(low * high)

@@ -231,11 +231,18 @@ class POLA(PairClassifierMixin, OnlineMixin):
         losses = np.empty(len(labels))
         self._threshold, _ = pola_pass(X, constraints.pairs, labels, self._matrix,
                                        self._threshold, self.gamma, losses)
-        differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
-        informative = np.any(differences != 0, axis=1)
         A = self._symmetric_matrix()
-        squared = np.einsum("ij,jk,ik->i", differences[informative], A, differences[informative])
-        return _max_hinge_loss(squared, labels[informative], self._threshold)
+        largest = 0.0
+        # The training losses under the final (A, b), a block of pairs at a time.
+        for start in range(0, len(labels), _BLOCK * 16):
+            pairs = constraints.pairs[start:start + _BLOCK * 16]
+            differences = X[pairs[:, 0]] - X[pairs[:, 1]]
+            informative = np.any(differences != 0, axis=1)
+            differences = differences[informative]
+            squared = np.einsum("ij,ij->i", differences @ A, differences)
+            largest = max(largest, _max_hinge_loss(
+                squared, labels[start:start + _BLOCK * 16][informative], self._threshold))
+        return largest
 
     def _pass_converged(self, max_loss):
         return max_loss <= self.beta
@@ -462,7 +469,7 @@ class KernelPOLA(POLA):
         embedded = self._coordinates(X[rows])
         difference = embedded[local.reshape(-1, 2)[:, 0]] - embedded[local.reshape(-1, 2)[:, 1]]
         M = self._small_matrix()
-        squared = np.einsum("ij,jk,ik->i", difference, M, difference)
+        squared = np.einsum("ij,ij->i", difference @ M, difference)
         return _max_hinge_loss(squared, labels, self._threshold)
 
     def _block(self, X, pairs, labels):

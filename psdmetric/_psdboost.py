@@ -7,12 +7,15 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 
 - the restricted dual (D1) over the bases found so far, an LP in the triplet weights
   ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``;
-- the base learner (B1), the top eigenpair of ``H = Σ w_r A_r``: dense for few
-  features, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the stacked
-  difference vectors, so no ``A_r`` is ever formed.
+- the base learner (B1), the top eigenpairs of ``H = Σ w_r A_r``: dense for moderate
+  dimension, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the
+  stacked difference vectors, so no ``A_r`` is ever formed.
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
-from above, so the gap ``λmax(H) − π ≤ tol`` certifies the solution.
+at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
+``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``. Two standard remedies for the tailing-off of column generation (seed 004
+§6) are on by default and can be switched off to recover the seed's Algorithm 1:
+pricing at smoothed weights (Wentges) and several eigenvectors per iteration.
 """
 
 import time
@@ -30,11 +33,16 @@ from sklearn.utils._param_validation import Interval
 
 from ._base import MahalanobisMixin
 
-# Up to this many features H is formed (D×D) and LAPACK finds its top eigenpair; above
-# it Lanczos on the matrix-free product is faster (bench/bench_psdboost.py, "eigen").
-_DENSE_MAX_FEATURES = 128
+# With at least as many weighted difference vectors as features, H is formed (D×D) for
+# LAPACK up to this many features and Lanczos runs matrix-free beyond (crossover
+# measured in bench/bench_psdboost.py).
+_DENSE_MAX_FEATURES = 512
+# Presolve only costs time on these small dense LPs; the objectives are often ~1e-3 in
+# the rescaled units, so HiGHS's default 1e-7 feasibility would limit relative accuracy.
+_HIGHS_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
+                  "dual_feasibility_tolerance": 1e-10}
 # Violations of the margin below this (rescaled units) are HiGHS round-off, not signal.
-_LP_TOL = 1e-9
+_LP_TOL = 1e-10
 # Bases and triplets at zero for this many restricted-master solves leave the LP.
 _MAX_IDLE_SOLVES = 5
 
@@ -45,9 +53,9 @@ class PSDBoost(MahalanobisMixin):
     Learns a trace-one PSD matrix ``X`` maximising the soft margin ``ρ − C Σ ξ_r``
     subject to ``d²_X(a_i, a_k) − d²_X(a_i, a_j) ≥ ρ − ξ_r``, ``ξ ≥ 0``, for triplets
     ``(i, j, k)`` (``i`` should be closer to ``j`` than to ``k``), the SDP (3) of
-    Shen, Welsh and Wang. ``X = Σ θ_m u_m u_mᵀ`` is built one rank-one base at a time
-    (column generation): each base is the top eigenvector of the triplet matrices
-    weighted by the current dual LP, so no SDP solver is needed.
+    Shen, Welsh and Wang. ``X = Σ θ_m u_m u_mᵀ`` is built from rank-one bases by
+    column generation: each base is a top eigenvector of the triplet matrices
+    weighted by the dual of the current restricted LP, so no SDP solver is needed.
 
     Read more in the :ref:`User Guide <psdboost>`.
 
@@ -68,16 +76,28 @@ class PSDBoost(MahalanobisMixin):
     max_triplets : int, default=None
         With labels ``y``: keep a random subset of this many triplets.
 
-    tol : float, default=1e-5
-        The ``ε′`` of the stopping rule ``λmax(H) ≤ π + ε′``. It is measured in
-        units of the largest squared difference vector of the triplets (the data are
-        rescaled by it), so it does not depend on the scale of ``X``.
+    smoothing : float in [0, 1), default=0.9
+        Dual smoothing against the tailing-off of column generation: new bases are
+        the eigenvectors of ``H`` at ``smoothing · w_best + (1 − smoothing) · w``,
+        with ``w_best`` the weights of the lowest ``λmax(H)`` so far (at ``w``
+        itself when those do not cut off ``w``). ``0`` prices at ``w`` only, as in
+        the seed's Algorithm 1. It changes the path, not the optimum.
+
+    bases_per_iter : int, default=8
+        Up to this many top eigenvectors of ``H`` enter per iteration (those whose
+        constraint cuts off the current ``w``); ``1`` is the seed's Algorithm 1.
+
+    tol : float, default=1e-4
+        Relative accuracy of the objective: the stopping rule is ``λmax(H) ≤ π + ε′``
+        with ``ε′ = tol · max(|π|, |λmax(H)|)``. As ``π`` and ``λmax(H)`` bracket the
+        SDP optimum, the learned objective is then within a fraction ``tol`` of it.
 
     max_iter : int, default=500
-        Maximum number of rank-one bases; reaching it raises a ``ConvergenceWarning``.
+        Maximum number of iterations (restricted LP solves, each followed by up to
+        ``bases_per_iter`` new bases); reaching it raises a ``ConvergenceWarning``.
 
     verbose : int, default=0
-        Print a table row per base.
+        Print a table row per iteration.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the triplet subsample and the Lanczos start vectors.
@@ -86,40 +106,40 @@ class PSDBoost(MahalanobisMixin):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         The learned transform ``L`` with ``X = LᵀL`` (trace one); its rows are
-        orthogonal and ``n_components = rank(X) ≤ n_iter_``.
+        orthogonal and ``n_components = rank(X)``, at most the number of bases.
 
-    bases_ : ndarray of shape (n_iter_, n_features)
-        The unit vectors ``u_m`` of the rank-one bases, in the order found.
+    bases_ : ndarray of shape (n_bases, n_features)
+        The unit vectors ``u_m`` of the rank-one bases with positive weight.
 
-    base_weights_ : ndarray of shape (n_iter_,)
-        Their weights ``θ_m ≥ 0``, ``Σ θ_m = 1``: ``X = Σ θ_m u_m u_mᵀ``.
+    base_weights_ : ndarray of shape (n_bases,)
+        Their weights ``θ_m > 0``, ``Σ θ_m = 1``: ``X = Σ θ_m u_m u_mᵀ``.
 
     dual_coef_ : ndarray of shape (n_triplets,)
         The triplet weights ``w`` of the last restricted dual (D1).
 
     margin_ : float
-        ``ρ`` of the SDP (3), in squared units of ``X``.
+        ``ρ`` of the SDP (3), in the squared units of ``X``.
 
     slack_ : ndarray of shape (n_triplets,)
-        ``ξ`` of the SDP (3), in squared units of ``X``.
+        ``ξ`` of the SDP (3), in the squared units of ``X``.
 
     objective_ : float
         ``ρ − C Σ ξ_r``, the primal objective of the learned ``X``.
 
     dual_objective_ : ndarray of shape (n_iter_,)
-        The optimum ``π`` of the restricted dual after each base was added: a
+        The optimum ``π`` of the restricted dual (D1) at each iteration: a
         non-decreasing lower bound on the SDP optimum (the seed's Fig. 1).
 
     max_eigenvalue_ : ndarray of shape (n_iter_,)
-        ``λmax(H)`` at the weights of each restricted dual: an upper bound on the
-        SDP optimum. The fit stops once ``max_eigenvalue_ − dual_objective_`` is at
-        most ``tol`` (in the rescaled units).
+        The lowest ``λmax(H)`` found up to each iteration: a non-increasing upper
+        bound on the SDP optimum. The fit stops once ``max_eigenvalue_ −
+        dual_objective_`` is at most ``tol`` times the larger of their absolute values.
 
     constraints_ : TripletConstraints
         The triplets the metric was fitted on.
 
     n_iter_ : int
-        Number of rank-one bases generated.
+        Number of iterations (restricted LP solves).
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -150,7 +170,8 @@ class PSDBoost(MahalanobisMixin):
     True
     >>> float(np.trace(learner.get_mahalanobis_matrix()))
     1.0
-    >>> bool(learner.max_eigenvalue_[-1] - learner.dual_objective_[-1] <= 1e-4)
+    >>> gap = learner.max_eigenvalue_[-1] - learner.dual_objective_[-1]
+    >>> bool(gap <= learner.tol * abs(learner.dual_objective_[-1]))
     True
     """
 
@@ -174,9 +195,9 @@ class PSDBoost(MahalanobisMixin):
         *,
         n_neighbors=1,
         max_triplets=None,
-        smoothing=0.8,
-        bases_per_iter=4,
-        tol=1e-5,
+        smoothing=0.9,
+        bases_per_iter=8,
+        tol=1e-4,
         max_iter=500,
         verbose=0,
         random_state=None,
@@ -223,7 +244,7 @@ class PSDBoost(MahalanobisMixin):
             )
         differences, unit = _scaled_differences(X, constraints.triplets)
         solution, duals, upper_bounds = _matrix_generation(
-            differences, self.C, smoothing=self.smoothing, n_pricing=self.bases_per_iter,
+            differences, self.C, smoothing=self.smoothing, bases_per_iter=self.bases_per_iter,
             tol=self.tol, max_iter=self.max_iter, verbose=self.verbose, rng=rng,
             name=type(self).__name__,
         )
@@ -272,15 +293,33 @@ def _base_gains(differences, vectors):
 def _top_eigenpairs(differences, w, n_pairs, rng):
     """The ``n_pairs`` largest eigenvalues (descending) and unit eigenvectors of ``H``.
 
-    ``H = Σ w_r A_r = Eᵀ diag(e) E`` with ``E`` the stacked difference vectors of the
-    triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of seed 004).
+    ``H = Σ w_r A_r = Eᵀ diag(e) E`` with ``E`` the m stacked difference vectors of
+    the triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of seed 004).
+    With fewer difference vectors than features, ``H`` lives in their span: with
+    ``Eᵀ = QR`` its eigenpairs there are those of the m×m ``R diag(e) Rᵀ``, and 0 on
+    the complement. Otherwise ``H`` is formed for LAPACK up to
+    ``_DENSE_MAX_FEATURES`` features and is a matrix-free operator for Lanczos beyond.
     """
     support = np.flatnonzero(w > 0)
     n_triplets = len(w)
     stacked = differences[np.concatenate([support, support + n_triplets])]
     signed = np.concatenate([w[support], -w[support]])
-    n_features = differences.shape[1]
+    n_vectors, n_features = stacked.shape
     n_pairs = min(n_pairs, n_features)
+    if n_vectors < n_features:
+        Q, R = linalg.qr(stacked.T, mode="economic")
+        values, small = linalg.eigh((R * signed) @ R.T)
+        values, vectors = values[::-1][:n_pairs], Q @ small[:, ::-1][:, :n_pairs]
+        if values[-1] < 0 or len(values) < n_pairs:
+            # 0 is an eigenvalue on the complement of the span: one vector suffices.
+            axis = np.argmin(np.einsum("ij,ij->i", Q, Q))
+            null = -Q @ Q[axis]
+            null[axis] += 1.0
+            keep = values > 0
+            values = np.concatenate([values[keep], [0.0]])[:n_pairs]
+            vectors = np.column_stack([vectors[:, keep], null / np.linalg.norm(null)])
+            vectors = vectors[:, :n_pairs]
+        return values, vectors
     if n_features <= _DENSE_MAX_FEATURES:
         H = (stacked.T * signed) @ stacked
         values, vectors = linalg.eigh(
@@ -377,10 +416,9 @@ def _solve_dual_lp(gains, C):
     bounds = np.zeros((n_triplets + 1, 2))
     bounds[:n_triplets, 1] = C
     bounds[-1] = (-np.inf, np.inf)
-    # Presolve only costs time on these small dense LPs.
     result = linprog(
         objective, A_ub=inequalities, b_ub=np.zeros(n_bases), A_eq=equality, b_eq=[1.0],
-        bounds=bounds, method="highs", options={"presolve": False},
+        bounds=bounds, method="highs", options=_HIGHS_OPTIONS,
     )
     if result.status != 0:
         raise RuntimeError(f"The restricted master LP failed: {result.message}")
@@ -392,8 +430,8 @@ def _solve_dual_lp(gains, C):
     return float(result.x[-1]), w, theta, rho, xi
 
 
-def _price(differences, w, pi, center, best, *, smoothing, n_pricing, tol, rng):
-    """New bases whose dual constraint cuts off ``w`` by more than ``tol`` (B1).
+def _price(differences, w, pi, center, best, *, smoothing, bases_per_iter, margin, rng):
+    """New bases whose dual constraint cuts off ``w`` by more than ``margin`` (B1).
 
     With ``smoothing > 0`` the eigenvectors are first taken at the smoothed weights
     ``smoothing · center + (1 − smoothing) · w`` (Wentges' dual smoothing against the
@@ -403,19 +441,19 @@ def _price(differences, w, pi, center, best, *, smoothing, n_pricing, tol, rng):
     """
     points = [w] if smoothing == 0 else [smoothing * center + (1.0 - smoothing) * w, w]
     for point in points:
-        values, vectors = _top_eigenpairs(differences, point, n_pricing, rng)
+        values, vectors = _top_eigenpairs(differences, point, bases_per_iter, rng)
         if values[0] < best:
             best, center = values[0], point
         gains = _base_gains(differences, vectors)
-        cuts = gains @ w > pi + tol
+        cuts = gains @ w > pi + margin
         if cuts.any():
             return vectors[:, cuts], gains[cuts], center, best
     return None, None, center, best
 
 
-def _matrix_generation(differences, C, *, smoothing, n_pricing, tol, max_iter, verbose,
+def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_iter, verbose,
                        rng, name):
-    """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + tol.
+    """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + ε′.
 
     Returns the bases with positive weight (rows), θ, the last w, ρ, ξ, and per
     iteration the restricted dual optimum π and the best upper bound λmax(H), all in
@@ -424,14 +462,14 @@ def _matrix_generation(differences, C, *, smoothing, n_pricing, tol, max_iter, v
     n_triplets = len(differences) // 2
     master = _RestrictedMaster(n_triplets, C)
     center = np.full(n_triplets, 1.0 / n_triplets)
-    values, vectors = _top_eigenpairs(differences, center, n_pricing, rng)
+    values, vectors = _top_eigenpairs(differences, center, bases_per_iter, rng)
     best = values[0]
     master.add(vectors, _base_gains(differences, vectors))
     solution, duals, upper_bounds = None, [], []
     if verbose:
         print(f"[{name}]")
         print(f"{'iter':>6} {'bases':>6} {'triplets':>9} {'dual obj. π':>13} "
-              f"{'λmax(H)':>13} {'gap':>10} {'time (s)':>9}")
+              f"{'λmax(H)':>13} {'rel. gap':>10} {'time (s)':>9}")
         print("-" * 72)
     converged = False
     try:
@@ -440,15 +478,16 @@ def _matrix_generation(differences, C, *, smoothing, n_pricing, tol, max_iter, v
             solution = master.solve()
             pi, w = solution[0], solution[1]
             vectors = None
-            if best - pi > tol:
+            threshold = tol * max(abs(pi), abs(best))
+            if best - pi > threshold:
                 vectors, gains, center, best = _price(
                     differences, w, pi, center, best, smoothing=smoothing,
-                    n_pricing=n_pricing, tol=tol, rng=rng)
+                    bases_per_iter=bases_per_iter, margin=threshold, rng=rng)
             duals.append(pi)
             upper_bounds.append(best)
             if verbose:
                 print(f"{iteration:>6d} {len(master.gains):>6d} {len(master.working):>9d} "
-                      f"{pi:>13.6e} {best:>13.6e} {best - pi:>10.3e} "
+                      f"{pi:>13.6e} {best:>13.6e} {_relative(best - pi, pi, best):>10.3e} "
                       f"{time.perf_counter() - start:>9.3f}")
             if vectors is None:
                 converged = True
@@ -467,11 +506,17 @@ def _matrix_generation(differences, C, *, smoothing, n_pricing, tol, max_iter, v
     if not converged:
         warnings.warn(
             f"{name} did not converge in max_iter={max_iter} iterations (gap λmax(H) − π "
-            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol={tol}). Increase max_iter or tol.",
+            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol · max(|π|, |λmax|) with "
+            f"tol={tol}). Increase max_iter or tol.",
             ConvergenceWarning,
         )
     n_kept = min(len(duals), len(upper_bounds))
     return solution, np.array(duals[:n_kept]), np.array(upper_bounds[:n_kept])
+
+
+def _relative(gap, pi, best):
+    scale = max(abs(pi), abs(best))
+    return gap / scale if scale > 0 else 0.0
 
 
 def _orthogonal_factor(bases, theta):

@@ -707,7 +707,7 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
 # --------------------------------------------------------------------------------------
 
 cdef struct Target:
-    # g(t) = log(ẑᵀe^{Q + tẑẑᵀ}ẑ) [− log tr e^{Q + tẑẑᵀ}] + kappa t − L, increasing in t
+    # g(t) = log(ẑᵀe^{Q + tẑẑᵀ}ẑ) [− log tr e^{Q + tẑẑᵀ}] + kappa t − L, increasing
     double L
     double kappa
     bint relative
@@ -782,8 +782,9 @@ cdef double _root(Work* wk, const double* q, const double* zhat, Target* tg, dou
             # t as a cubic in g matching (g, t, 1/g') at both points, evaluated at g = 0.
             h = g - g_prev
             x = -g_prev / h
-            hermite = ((2.0 * x - 3.0) * x * x + 1.0) * t_prev + ((x - 2.0) * x + 1.0) * x * h / dg_prev \
-                + (3.0 - 2.0 * x) * x * x * t + (x - 1.0) * x * x * h / dg
+            hermite = (((2.0 * x - 3.0) * x * x + 1.0) * t_prev
+                       + ((x - 2.0) * x + 1.0) * x * h / dg_prev
+                       + (3.0 - 2.0 * x) * x * x * t + (x - 1.0) * x * x * h / dg)
             if lo < hermite < hi:
                 tn = hermite
         if not (lo < tn < hi):

@@ -1,0 +1,286 @@
+"""PSDBoost: the SDP (3) by column generation, checked against cvxpy and its own bounds."""
+
+import tracemalloc
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.spatial.distance import cdist
+from sklearn.exceptions import ConvergenceWarning
+from threadpoolctl import threadpool_limits
+
+import psdmetric._psdboost as psdboost_module
+from psdmetric import PSDBoost, TripletConstraints, triplets_from_labels
+
+# HiGHS solves each restricted LP to a feasibility tolerance of 1e-7 (rescaled units).
+LP_TOL = 1e-7
+
+
+def triplet_problem(n_features, n_samples, seed):
+    rng = np.random.RandomState(seed)
+    y = np.arange(n_samples) % 3
+    X = rng.randn(n_samples, n_features) + 1.5 * rng.randn(3, n_features)[y]
+    return X, y, triplets_from_labels(X, y).triplets
+
+
+def differences(X, triplets):
+    i, j, k = triplets.T
+    return X[i] - X[k], X[i] - X[j]
+
+
+def margins(M, X, triplets):
+    """``⟨A_r, M⟩ = d²_M(i, k) − d²_M(i, j)`` for every triplet."""
+    P, Q = differences(X, triplets)
+    return np.einsum("ij,jk,ik->i", P, M, P) - np.einsum("ij,jk,ik->i", Q, M, Q)
+
+
+def primal_objective(M, X, triplets, C):
+    """``max_ρ ρ − C Σ (ρ − m_r)₊``: the value of (3) at M (optimal ρ is a margin)."""
+    m = margins(M, X, triplets)
+    return max(rho - C * np.maximum(rho - m, 0).sum() for rho in m)
+
+
+def sdp_optimum(X, triplets, C):
+    """The SDP (3) solved directly by an interior-point conic solver."""
+    P, Q = differences(X, triplets)
+    # Solve at unit scale, where Clarabel's absolute tolerances mean something; the
+    # value scales as the squared scale.
+    scale = np.sqrt(max(np.einsum("ij,ij->i", P, P).max(), np.einsum("ij,ij->i", Q, Q).max()))
+    P, Q = P / scale, Q / scale
+    M = cp.Variable((X.shape[1], X.shape[1]), PSD=True)
+    rho = cp.Variable()
+    xi = cp.Variable(len(triplets), nonneg=True)
+    m = cp.sum(cp.multiply(P @ M, P), axis=1) - cp.sum(cp.multiply(Q @ M, Q), axis=1)
+    problem = cp.Problem(cp.Maximize(rho - C * cp.sum(xi)), [cp.trace(M) == 1, m >= rho - xi])
+    # 1e-8 (the default) is at the edge of double precision for these cone sizes.
+    problem.solve(solver=cp.CLARABEL, tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7)
+    assert problem.status == cp.OPTIMAL
+    return problem.value * scale**2
+
+
+def unit_of(X, triplets):
+    """The squared scale the learner measures ``tol`` in."""
+    return psdboost_module._scaled_differences(X, triplets)[1]
+
+
+# (n_features, n_samples = n_triplets, C, smoothing, bases_per_iter, seed)
+PROBLEMS = [
+    (3, 30, 1.0, 0.0, 1, 0),
+    (5, 40, 0.1, 0.9, 8, 1),
+    (8, 60, 0.05, 0.0, 1, 2),
+    (8, 60, 0.05, 0.9, 8, 2),
+]
+
+
+@pytest.fixture(scope="module", params=PROBLEMS, ids=lambda p: "D{}-n{}-C{}-s{}-k{}".format(*p))
+def fitted(request):
+    n_features, n_samples, C, smoothing, bases_per_iter, seed = request.param
+    X, _, triplets = triplet_problem(n_features, n_samples, seed)
+    learner = PSDBoost(C=C, smoothing=smoothing, bases_per_iter=bases_per_iter, tol=1e-7,
+                       max_iter=1000)
+    learner.fit(X, constraints=TripletConstraints(triplets))
+    return learner, X, triplets, C, sdp_optimum(X, triplets, C)
+
+
+def test_objective_equals_the_sdp_optimum_and_x_is_trace_one_psd(fitted):
+    learner, X, triplets, C, optimum = fitted
+    M = learner.get_mahalanobis_matrix()
+    assert abs(learner.objective_ - optimum) <= 1e-4
+    assert abs(primal_objective(M, X, triplets, C) - optimum) <= 1e-4
+    assert_allclose(np.trace(M), 1.0, atol=1e-12)
+    assert_allclose(M, M.T, atol=1e-14)
+    assert np.linalg.eigvalsh(M).min() >= -1e-12
+    assert_allclose(learner.bases_.T * learner.base_weights_ @ learner.bases_, M, atol=1e-12)
+
+
+def test_restricted_master_rises_monotonically_to_the_optimum_from_below(fitted):
+    learner, X, triplets, C, optimum = fitted
+    scale = LP_TOL * unit_of(X, triplets)
+    lower, upper = learner.dual_objective_, learner.max_eigenvalue_
+    assert np.all(np.diff(lower) >= -scale), "π decreased between iterations"
+    assert np.all(np.diff(upper) <= 0), "the best λmax(H) increased"
+    assert np.all(lower <= optimum + scale)
+    assert np.all(upper >= optimum - 1e-6)
+    assert optimum - lower[-1] <= 1e-4
+
+
+def test_primal_recovered_from_lp_duals_satisfies_kkt(fitted):
+    learner, X, triplets, C, _ = fitted
+    scale = LP_TOL * unit_of(X, triplets)
+    w, theta, rho, xi = (learner.dual_coef_, learner.base_weights_, learner.margin_,
+                         learner.slack_)
+    m = margins(learner.get_mahalanobis_matrix(), X, triplets)
+    assert np.all((w >= 0) & (w <= C)) and abs(w.sum() - 1) <= 1e-9
+    assert np.all(theta > 0) and abs(theta.sum() - 1) <= 1e-12
+    assert np.all(xi >= 0)
+    assert np.all(m >= rho - xi - scale), "(ρ, ξ) infeasible for (3) at the learned X"
+    # Complementary slackness: weight only on triplets at the margin, slack only at w = C.
+    assert np.all(np.abs((m - rho + xi)[w > 1e-9]) <= 10 * scale)
+    assert np.all(np.abs(w[xi > 10 * scale] - C) <= 1e-9)
+    # Strong duality of the last restricted LP: ρ − C Σ ξ = π.
+    assert abs(learner.objective_ - learner.dual_objective_[-1]) <= 10 * scale
+
+
+def test_stopping_rule_is_honoured_and_rank_is_at_most_the_number_of_bases():
+    X, _, triplets = triplet_problem(8, 60, seed=3)
+    constraints = TripletConstraints(triplets)
+    tol = 1e-2
+    learner = PSDBoost(C=0.05, smoothing=0.0, bases_per_iter=1, tol=tol).fit(
+        X, constraints=constraints)
+    lower, upper = learner.dual_objective_, learner.max_eigenvalue_
+    epsilon = tol * np.maximum(np.abs(lower), np.abs(upper))
+    assert upper[-1] - lower[-1] <= epsilon[-1]
+    assert np.all(upper[:-1] - lower[:-1] > epsilon[:-1]), "kept going after λmax ≤ π + ε′"
+    # Algorithm 1 adds one base per iteration: the first before the loop, then one per
+    # iteration that did not stop.
+    assert learner.components_.shape[0] <= len(learner.bases_) <= learner.n_iter_
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        capped = PSDBoost(C=0.05, smoothing=0.0, bases_per_iter=1, tol=1e-9,
+                          max_iter=3).fit(X, constraints=constraints)
+    assert capped.n_iter_ == 3 and len(capped.dual_objective_) == 3
+    assert np.linalg.matrix_rank(capped.get_mahalanobis_matrix()) <= 3
+
+
+def test_hard_margin_maximises_the_smallest_margin():
+    X, _, triplets = triplet_problem(4, 30, seed=4)
+    constraints = TripletConstraints(triplets)
+    hard = PSDBoost(C=1.0, tol=1e-8).fit(X, constraints=constraints)
+    # For C ≥ 1 the bound w ≤ C never binds: the same problem, no slack.
+    looser = PSDBoost(C=7.0, tol=1e-8).fit(X, constraints=constraints)
+    assert_allclose(hard.objective_, looser.objective_, atol=1e-6)
+    assert_allclose(hard.slack_, 0.0, atol=1e-9)
+    m = margins(hard.get_mahalanobis_matrix(), X, triplets)
+    assert_allclose(hard.margin_, m.min(), atol=1e-6)
+
+
+def test_triplets_from_labels_are_the_brute_force_nearest_neighbours():
+    rng = np.random.RandomState(5)
+    X = rng.randn(45, 4)
+    y = rng.randint(0, 3, size=45)
+    learner = PSDBoost(C=0.1, n_neighbors=2, random_state=0).fit(X, y)
+    distances = cdist(X, X)
+    expected = []
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        other = np.flatnonzero(y != y[i])
+        nearest_same = same[np.argsort(distances[i, same])[:2]]
+        nearest_other = other[np.argsort(distances[i, other])[:2]]
+        expected += [(i, j, k) for j in nearest_same for k in nearest_other]
+    assert sorted(map(tuple, learner.constraints_.triplets.tolist())) == sorted(expected)
+    explicit = PSDBoost(C=0.1).fit(X, constraints=learner.constraints_)
+    assert_allclose(explicit.components_, learner.components_)
+
+
+def test_subsampled_triplets_come_from_the_labels():
+    X, y, _ = triplet_problem(3, 60, seed=6)
+    learner = PSDBoost(C=0.1, n_neighbors=2, max_triplets=50, random_state=0).fit(X, y)
+    triplets = learner.constraints_.triplets
+    assert triplets.shape == (50, 3)
+    i, j, k = triplets.T
+    assert np.all(y[i] == y[j]) and np.all(y[i] != y[k])
+
+
+def explicit_H(P, Q, w):
+    """Gold standard: H = Σ w_r A_r summed one triplet matrix at a time."""
+    return sum(wr * (np.outer(p, p) - np.outer(q, q)) for wr, p, q in zip(w, P, Q))
+
+
+@pytest.mark.parametrize(
+    "route, n_weighted, dense_max_features, closer",
+    [
+        ("span", 15, 512, False),  # 30 difference vectors < 40 features
+        ("span-zero-top", 15, 512, True),  # H ⪯ 0 on the span: λmax = 0 off it
+        ("dense", 30, 512, False),
+        ("lanczos", 30, 0, False),
+    ],
+)
+def test_base_learner_matches_the_explicit_sum_of_triplet_matrices(
+    monkeypatch, route, n_weighted, dense_max_features, closer
+):
+    monkeypatch.setattr(psdboost_module, "_DENSE_MAX_FEATURES", dense_max_features)
+    X, _, triplets = triplet_problem(40, 30, seed=7)
+    if closer:
+        triplets[:, 2] = triplets[:, 0]  # a_k = a_i: every A_r = −q qᵀ
+    rng = np.random.RandomState(0)
+    w = np.zeros(len(triplets))
+    w[rng.choice(len(triplets), n_weighted, replace=False)] = rng.rand(n_weighted)
+    w /= w.sum()
+    P, Q = differences(X, triplets)
+    values, vectors = psdboost_module._top_eigenpairs(np.concatenate([P, Q]), w, 3, rng)
+    H = explicit_H(P, Q, w)
+    expected = np.linalg.eigvalsh(H)[::-1]
+    scale = np.abs(expected).max()
+    assert_allclose(values[0], expected[0], atol=1e-10 * scale)
+    if not closer:
+        assert_allclose(values, expected[:3], atol=1e-10 * scale)
+    assert_allclose(np.linalg.norm(vectors, axis=0), 1.0)
+    assert_allclose(H @ vectors, vectors * values, atol=1e-9 * scale)
+
+
+def test_lanczos_fit_matches_the_dense_fit(monkeypatch):
+    X, _, triplets = triplet_problem(20, 60, seed=12)
+    constraints = TripletConstraints(triplets)
+    dense = PSDBoost(C=0.05, tol=1e-7).fit(X, constraints=constraints)
+    monkeypatch.setattr(psdboost_module, "_DENSE_MAX_FEATURES", 0)
+    lanczos = PSDBoost(C=0.05, tol=1e-7, random_state=0).fit(X, constraints=constraints)
+    assert_allclose(lanczos.objective_, dense.objective_, atol=1e-5)
+
+
+def test_many_features_never_form_the_feature_by_feature_matrix():
+    rng = np.random.RandomState(8)
+    X = rng.randn(20, 600)
+    y = np.arange(20) % 2
+    # One BLAS thread: the per-iteration QR is small, and a busy machine makes a
+    # second OpenBLAS thread ten times slower, not faster.
+    with threadpool_limits(1):
+        tracemalloc.start()
+        learner = PSDBoost(C=0.1, random_state=0).fit(X, y)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    # One 600×600 float matrix alone would take 2.9 MB.
+    assert peak < 2e6
+    assert_allclose(np.trace(learner.get_mahalanobis_matrix()), 1.0)
+    gap = learner.max_eigenvalue_[-1] - learner.dual_objective_[-1]
+    assert gap <= learner.tol * abs(learner.dual_objective_[-1])
+
+
+@pytest.mark.parametrize("scale", [1e-120, 1e6, 1e120])
+def test_scaling_the_data_keeps_x_and_scales_the_objective(scale):
+    X, _, triplets = triplet_problem(5, 40, seed=9)
+    constraints = TripletConstraints(triplets)
+    reference = PSDBoost(C=0.1).fit(X, constraints=constraints)
+    scaled = PSDBoost(C=0.1).fit(scale * X, constraints=constraints)
+    assert_allclose(scaled.get_mahalanobis_matrix(), reference.get_mahalanobis_matrix(),
+                    atol=1e-9)
+    assert_allclose(scaled.objective_, scale**2 * reference.objective_, rtol=1e-9)
+    assert scaled.n_iter_ == reference.n_iter_
+
+
+def test_c_below_one_over_the_number_of_triplets_is_rejected():
+    X, _, triplets = triplet_problem(3, 30, seed=10)
+    with pytest.raises(ValueError, match=r"C=0.01 is below 1/n_triplets = 1/30"):
+        PSDBoost(C=0.01).fit(X, constraints=TripletConstraints(triplets))
+    PSDBoost(C=1 / 30).fit(X, constraints=TripletConstraints(triplets))
+
+
+def test_verbose_prints_one_row_per_iteration(capsys):
+    X, y, _ = triplet_problem(4, 30, seed=11)
+    learner = PSDBoost(C=0.1, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "[PSDBoost]" and "dual obj. π" in lines[1]
+    rows = lines[3:]
+    assert len(rows) == learner.n_iter_
+    last = rows[-1].split()
+    assert int(last[0]) == learner.n_iter_
+    assert float(last[5]) <= learner.tol
+
+
+def test_identical_points_give_a_valid_trace_one_metric():
+    X = np.zeros((6, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        learner = PSDBoost().fit(X, constraints=TripletConstraints([[0, 1, 2], [3, 4, 5]]))
+    assert learner.objective_ == 0.0
+    assert_allclose(np.trace(learner.get_mahalanobis_matrix()), 1.0)
