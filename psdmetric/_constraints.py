@@ -153,7 +153,8 @@ def _as_index_array(values, width, name):
             f"got shape {array.shape}."
         )
     if array.dtype.kind not in "iu":
-        if array.dtype.kind == "f" and np.all(np.isfinite(array)) and np.all(
+        # Floats are accepted when they are exact integers (below 2**53).
+        if array.dtype.kind == "f" and np.all(np.abs(array) < 2.0**53) and np.all(
             array == np.round(array)
         ):
             array = array.astype(np.intp)
