@@ -11,6 +11,7 @@ from ._constraints import (
     squared_distance_bounds,
     triplets_from_labels,
 )
+from ._divergences import logdet_divergence, von_neumann_divergence
 from ._logdet import LogDet
 from ._meg import MEG
 from ._pola import KernelPOLA, POLA
@@ -34,7 +35,9 @@ __all__ = [
     "TripletConstraints",
     "VonNeumann",
     "distance_targets_from_labels",
+    "logdet_divergence",
     "pairs_from_labels",
     "squared_distance_bounds",
     "triplets_from_labels",
+    "von_neumann_divergence",
 ]
