@@ -149,7 +149,8 @@ def seed_synthetic(max_iter):
     result = {"n_samples": 600, "n_features": 24, "n_triplets": len(triplets), "C": SOFT,
               "sdp_objective": sdp["objective"], "sdp_wall": sdp["wall"], "runs": runs}
     for name, run in runs.items():
-        run["relative_error"] = abs(run["objective"] - sdp["objective"]) / abs(sdp["objective"])
+        error = abs(run["objective"] - sdp["objective"])
+        run["relative_error"] = error / abs(sdp["objective"])
         print(f"seed §6 synthetic, {name}: {run['iterations']} iterations, {run['bases']} "
               f"bases, {run['wall']:.2f} s, objective {run['objective']:.6f} vs SDP "
               f"{sdp['objective']:.6f} (rel. {run['relative_error']:.1e})", flush=True)
@@ -189,10 +190,10 @@ def digits_experiment(with_sdp, per_digit=80):
                         "sdp_objective": sdp["objective"], "sdp_wall": sdp["wall"],
                         "sdp_status": sdp["status"]})
         result["runs"].append(run)
-        print(f"  C={C}: PSDBoost error {run['psdboost_error']:.2%} ({run['psdboost_wall']:.2f}"
-              f" s, {run['iterations']} it)" + (f", SDP error {run['sdp_error']:.2%} "
-                                                 f"({run['sdp_wall']:.2f} s)" if with_sdp else ""),
-              flush=True)
+        sdp_text = (f", SDP error {run['sdp_error']:.2%} ({run['sdp_wall']:.2f} s)"
+                    if with_sdp else "")
+        print(f"  C={C}: PSDBoost error {run['psdboost_error']:.2%} "
+              f"({run['psdboost_wall']:.2f} s, {run['iterations']} it){sdp_text}", flush=True)
     return result
 
 
@@ -253,6 +254,10 @@ def figure(results):
     return fig
 
 
+def verdict(met):
+    return "met" if met else "NOT met"
+
+
 def page(results, command):
     rows = results["sdp"]
     lines = [
@@ -284,14 +289,13 @@ def page(results, command):
     largest = [row for row in rows if row["n_features"] == max(r["n_features"] for r in rows)]
     lines += ["", "Targets at D = {}:".format(largest[0]["n_features"]), ""]
     for row in largest:
-        accurate = row["relative_error"] <= RELATIVE_TARGET
         lines.append(
             f"- C = {row['C']}: objective within {RELATIVE_TARGET:g} relative: "
-            f"{'met' if accurate else 'NOT met'} ({row['relative_error']:.1e}); 10x less "
-            f"time than Clarabel: {'met' if row['speedup_clarabel'] >= SPEEDUP_TARGET else 'NOT met'}"
-            f" ({row['speedup_clarabel']:.1f}x); than SCS: "
-            f"{'met' if row['speedup_scs'] >= SPEEDUP_TARGET else 'NOT met'} "
-            f"({row['speedup_scs']:.1f}x).")
+            f"{verdict(row['relative_error'] <= RELATIVE_TARGET)} "
+            f"({row['relative_error']:.1e}); 10x less time than Clarabel: "
+            f"{verdict(row['speedup_clarabel'] >= SPEEDUP_TARGET)} "
+            f"({row['speedup_clarabel']:.1f}x); than SCS: "
+            f"{verdict(row['speedup_scs'] >= SPEEDUP_TARGET)} ({row['speedup_scs']:.1f}x).")
     seed = results["synthetic"]
     lines += [
         "",

@@ -133,39 +133,39 @@ def timed_fit(learner_class, params, X, constraints, cycles):
 def seconds_per_cycle(learner_class, params, X, constraints, settings):
     """Time per cycle as (t(1 + K) − t(1)) / K; set-up cancels out.
 
-    Each endpoint is the fastest of up to ``repeats`` fits (the least disturbed by other
-    processes; repeats stop once a point has taken ``REPEAT_SECONDS``). K doubles (or
-    jumps to the estimated value) until the K extra cycles take ``cycle_seconds``.
+    K grows (at most eightfold a step, since small differences are mostly noise) until
+    the K extra cycles take ``cycle_seconds``. Each of the two times is then the fastest
+    of ``repeats`` fits, the least disturbed by other processes (fewer once the point
+    has taken ``REPEAT_SECONDS``).
     """
-    spent = time.perf_counter()
+    start = time.perf_counter()
 
-    def fastest(cycles):
-        best = None
-        for attempt in range(settings["repeats"]):
-            if attempt and time.perf_counter() - spent > REPEAT_SECONDS:
+    def fastest(cycles, first=None):
+        best = first or timed_fit(learner_class, params, X, constraints, cycles)
+        for _ in range(settings["repeats"] - 1):
+            if time.perf_counter() - start > REPEAT_SECONDS:
                 break
-            seconds, ran, caught = timed_fit(learner_class, params, X, constraints, cycles)
-            if best is None or seconds < best[0]:
-                best = (seconds, ran, caught)
+            again = timed_fit(learner_class, params, X, constraints, cycles)
+            best = min(best, again, key=lambda fit: fit[0])
         return best
 
     base, base_cycles, _ = fastest(1)
     extra = 1
     while True:
-        longer, longer_cycles, caught = timed_fit(learner_class, params, X, constraints,
-                                                  1 + extra)
-        if longer_cycles <= base_cycles:
-            reason = f" ({caught[-1][:160]})" if caught else ""
+        longer = timed_fit(learner_class, params, X, constraints, 1 + extra)
+        if longer[1] <= base_cycles:
+            reason = f" ({longer[2][-1][:160]})" if longer[2] else ""
             raise RuntimeError("the learner stopped after one cycle with zero stopping "
                                f"thresholds{reason}")
-        taken = longer - base
+        taken = longer[0] - base
         if taken >= settings["cycle_seconds"] or extra >= MAX_EXTRA_CYCLES:
             break
-        estimate = math.ceil(extra * settings["cycle_seconds"] / max(taken, 1e-3))
-        extra = min(MAX_EXTRA_CYCLES, max(2 * extra, estimate))
-    longer = min(longer, fastest(1 + extra)[0])
-    return {"seconds_per_cycle": (longer - base) / (longer_cycles - base_cycles),
-            "cycles_timed": int(longer_cycles - base_cycles),
+        wanted = (math.ceil(extra * settings["cycle_seconds"] / taken) if taken > 0
+                  else 2 * extra)
+        extra = min(MAX_EXTRA_CYCLES, max(2 * extra, min(wanted, 8 * extra)))
+    seconds, cycles, _ = fastest(1 + extra, first=longer)
+    return {"seconds_per_cycle": (seconds - base) / (cycles - base_cycles),
+            "cycles_timed": int(cycles - base_cycles),
             "first_fit_seconds": base}
 
 

@@ -165,19 +165,19 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 class PairClassifierMixin:
     """Similar / dissimilar predictions for pairs, from a learned metric and threshold.
 
-    For learners that fit a threshold ``threshold_`` on squared distances (POLA): a pair
-    is predicted similar (+1) when its squared learned distance is at most the threshold,
-    dissimilar (-1) otherwise. ``pairs`` has shape (n_pairs, 2, n_features), as in
+    For learners that fit a threshold ``threshold_`` on squared distances (POLA): a
+    pair is predicted similar (+1) when its squared learned distance is at most the
+    threshold, dissimilar (-1) otherwise. ``pairs`` has shape (n_pairs, 2, n_features), as in
     ``pair_distance``.
 
     The methods carry a ``pair_`` prefix on purpose: scikit-learn's estimator checks
-    call ``predict(X)``, ``decision_function(X)`` and ``score(X, y)`` with per-sample 2-D
-    ``X`` on any estimator that has them, so pair methods under those names would break
+    call ``predict(X)``, ``decision_function(X)`` and ``score(X, y)`` with per-sample
+    2-D ``X`` on any estimator that has them, so pair methods under those names would break
     scikit-learn compatibility (and pipelines that score per sample).
     """
 
     def pair_decision_function(self, pairs):
-        """Signed margin of each pair: ``threshold_ − d²(x, x')``, positive when similar.
+        """Signed margin of each pair, ``threshold_ − d²(x, x')``: positive if similar.
 
         Parameters
         ----------
@@ -222,7 +222,8 @@ class PairClassifierMixin:
         predictions = self.pair_predict(pairs)
         if y.shape != predictions.shape:
             raise ValueError(
-                f"y must have one label per pair, shape {predictions.shape}; got {y.shape}."
+                f"y must have one label per pair, shape {predictions.shape}; "
+                f"got {y.shape}."
             )
         if not np.all((y == 1) | (y == -1)):
             raise ValueError("y must hold pair labels +1 (similar) or -1 (dissimilar).")

@@ -46,9 +46,10 @@ class OnlineLogDet(OnlineMixin):
     scale : "auto" or float, default="auto"
         The ceiling κ of the metric, ``M = κ W ≺ κ I``. A float fixes κ and starts from
         ``W₀ = I / max(n_features, 2)`` (the paper's ``I/N``). ``"auto"`` reads the
-        ratios ``y / ‖x − x'‖²`` of the pairs of the first ``fit`` pass or ``partial_fit``
-        call: ``κ`` is twice the largest, so every such target is reachable, and the
-        starting metric ``κ W₀`` is the median ratio times the identity.
+        ratios ``y / ‖x − x'‖²`` of the pairs of the first ``fit`` pass or
+        ``partial_fit`` call: ``κ`` is twice the largest, so every such target is
+        reachable, and the starting metric ``κ W₀`` is the median ratio times the
+        identity.
 
     n_constraints : int, default=None
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
@@ -109,17 +110,18 @@ class OnlineLogDet(OnlineMixin):
     -----
     Initial values (the paper's OCR is damaged there): ``W₀ = w₀ I`` with
     ``0 < w₀ < 1`` as set by ``scale``, and the learning rate ``eta``. Each pair enters
-    as the unit-trace instance ``ẑẑᵀ`` (``ẑ = z / ‖z‖``) with target ``y / (κ‖z‖²)``: the
-    algorithm is the paper's on normalised instances (``R = 1`` in Theorem 2), which
+    as the unit-trace instance ``ẑẑᵀ`` (``ẑ = z / ‖z‖``) with target ``y / (κ‖z‖²)``:
+    the algorithm is the paper's on normalised instances (``R = 1`` in Theorem 2), which
     makes it invariant to the scale of the features.
 
     Loss bound. The divergence to any ``0 ≺ U ≺ I`` drops at each step by exactly
-    ``2η e (ŷ − tr(UX)) − g(2η e ŷ)``, ``e = ŷ − y``, ``g(s) = s − ln(1 + s)``. The paper
-    bounds ``g(s) ≤ s²/2``, which fails for ``s < 0``; ``g(s) ≤ s² / (2(1 + min(s, 0)))``
-    holds, and the halved learning rate keeps ``s ≥ −½``. So on noiseless targets
-    (``y = tr(UX)``) with ``η_t ŷ_t² ≤ ½`` (implied by ``η ≤ ½`` in the normalised units,
-    where ``ŷ < 1``), ``Σ_t η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀)``: the cumulative loss is at
-    most ``D_ld(U, W₀) / η_T`` (Theorem 2 with ``L_U = 0``).
+    ``2η e (ŷ − tr(UX)) − g(2η e ŷ)``, ``e = ŷ − y``, ``g(s) = s − ln(1 + s)``. The
+    paper bounds ``g(s) ≤ s²/2``, which fails for ``s < 0``;
+    ``g(s) ≤ s² / (2(1 + min(s, 0)))`` holds, and the halved learning rate keeps
+    ``s ≥ −½``. So on noiseless targets (``y = tr(UX)``) with ``η_t ŷ_t² ≤ ½`` (implied
+    by ``η ≤ ½`` in the normalised units, where ``ŷ < 1``),
+    ``Σ_t η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀)``: the cumulative loss is at most
+    ``D_ld(U, W₀) / η_T`` (Theorem 2 with ``L_U = 0``).
 
     ``W`` is stored through ``K = W⁻¹ − I`` (updated exactly, by rank-one terms), so
     ``0 ≺ W ≺ I`` holds as long as K stays positive definite, which the learning
@@ -230,7 +232,7 @@ class OnlineLogDet(OnlineMixin):
         self._previous_pass_loss = np.inf
 
     def _start(self, X, constraints):
-        """``W₀ = w₀ I``: ``1 / max(n_features, 2)``, or for "auto" fitted to the pairs."""
+        """``W₀ = w₀ I`` with ``w₀ = 1 / max(n_features, 2)``, or from the pairs."""
         if self.scale_ is None:
             median, largest = _target_ratios(X, constraints)
             self.scale_ = 2.0 * largest
@@ -239,8 +241,9 @@ class OnlineLogDet(OnlineMixin):
             self.initial_weight_ = 1.0 / max(X.shape[1], 2)
         identity = np.eye(X.shape[1])
         # K = W⁻¹ − I = (1/w₀ − 1) I and I + K = I / w₀.
-        self._factor = np.asfortranarray(np.sqrt(1.0 / self.initial_weight_ - 1.0) * identity)
-        self._factor_shifted = np.asfortranarray(np.sqrt(1.0 / self.initial_weight_) * identity)
+        inverse_weight = 1.0 / self.initial_weight_
+        self._factor = np.asfortranarray(np.sqrt(inverse_weight - 1.0) * identity)
+        self._factor_shifted = np.asfortranarray(np.sqrt(inverse_weight) * identity)
         self._rate = self.eta / self.initial_weight_**2
 
     def _one_pass(self, X, constraints):
@@ -248,7 +251,7 @@ class OnlineLogDet(OnlineMixin):
         if self._factor is None:
             self._start(X, constraints)
         n_pairs = len(constraints.pairs)
-        predictions, targets, rates = np.empty(n_pairs), np.empty(n_pairs), np.empty(n_pairs)
+        predictions, targets, rates = (np.empty(n_pairs) for _ in range(3))
         self._rate = burg_matrix_pass(
             X, constraints.pairs, constraints.distances, self._factor,
             self._factor_shifted, self._rate, self.scale_, predictions, targets, rates,
@@ -264,7 +267,8 @@ class OnlineLogDet(OnlineMixin):
     def _set_components(self):
         # K = F Fᵀ = U Σ² Uᵀ, so M = κ (I + K)⁻¹ = U diag(κ / (1 + σ²)) Uᵀ.
         left, singular_values, _ = np.linalg.svd(self._factor)
-        self.components_ = np.sqrt(self.scale_ / (1.0 + singular_values**2))[:, None] * left.T
+        scales = np.sqrt(self.scale_ / (1.0 + singular_values**2))
+        self.components_ = scales[:, None] * left.T
         self.eta_ = self._rate * self.initial_weight_**2
 
 
@@ -280,7 +284,8 @@ def _target_ratios(X, constraints):
     if not keep.any():
         return 1.0, 1.0
     # Divide by the largest entry first so squared lengths cannot overflow.
-    length = largest[keep] * np.linalg.norm(differences[keep] / largest[keep, None], axis=1)
+    unit = differences[keep] / largest[keep, None]
+    length = largest[keep] * np.linalg.norm(unit, axis=1)
     ratios = constraints.distances[:_SCALE_SAMPLE][keep] / length / length
     return float(np.median(ratios)), float(ratios.max())
 
@@ -392,7 +397,8 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, order="C")
         self._initialize(X.shape[1])
         if self.verbose:
-            print(f"[{type(self).__name__}]\n{'pass':>8} {'loss':>14} {'eta':>12}\n" + "-" * 36)
+            print(f"[{type(self).__name__}]")
+            print(f"{'pass':>8} {'loss':>14} {'eta':>12}\n" + "-" * 36)
         previous = np.inf
         for self.n_iter_ in range(1, self.max_iter + 1):
             loss = self._one_pass(X, y)

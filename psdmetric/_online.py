@@ -4,8 +4,8 @@
 the chunk's own rows (through :mod:`psdmetric._constraints`, as in ``fit``), explicit
 constraints index the chunk's rows. ``fit`` starts afresh and makes passes over the data
 until the learner's own stopping rule holds or ``max_iter`` passes are done. Calling
-``partial_fit`` block by block is exactly what ``dask_ml.wrappers.Incremental`` does (with
-``shuffle_blocks=False`` it reproduces a loop over the blocks bit for bit).
+``partial_fit`` block by block is exactly what ``dask_ml.wrappers.Incremental`` does
+(with ``shuffle_blocks=False`` it reproduces a loop over the blocks bit for bit).
 
 A learner implements:
 

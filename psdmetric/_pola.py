@@ -43,7 +43,8 @@ _COMMON_PARAMETERS = {
 def _max_hinge_loss(squared_distances, labels, threshold):
     if len(squared_distances) == 0:
         return 0.0
-    return float(np.max(np.maximum(0.0, labels * (squared_distances - threshold) + 1.0)))
+    losses = labels * (squared_distances - threshold) + 1.0
+    return float(np.max(np.maximum(0.0, losses)))
 
 
 class POLA(PairClassifierMixin, OnlineMixin):
@@ -52,9 +53,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
     Learns ``A ⪰ 0`` and ``b ≥ 1`` such that similar pairs have ``d²_A(x, x') ≤ b − 1``
     and dissimilar ones ``d²_A(x, x') ≥ b + 1`` (seed 003). On each pair with hinge
     loss ``ℓ = max(0, y(d²_A − b) + 1) > 0`` it sets ``α = ℓ / (‖x − x'‖⁴ + 1 + γ)``,
-    ``A ← A − yα vvᵀ``, ``b ← b + yα`` (projection onto the zero-loss half-space, Fig. 1;
-    γ > 0 is the inseparable variant, eq. 12), then projects onto ``A ⪰ 0, b ≥ 1``. A
-    pair is predicted similar when ``d²_A(x, x') ≤ b``.
+    ``A ← A − yα vvᵀ``, ``b ← b + yα`` (projection onto the zero-loss half-space,
+    Fig. 1; γ > 0 is the inseparable variant, eq. 12), then projects onto
+    ``A ⪰ 0, b ≥ 1``. A pair is predicted similar when ``d²_A(x, x') ≤ b``.
 
     ``fit`` is the online-to-batch conversion of §6: passes over the pairs until every
     training pair has hinge loss at most ``beta``. ``partial_fit`` makes one online
@@ -141,7 +142,8 @@ class POLA(PairClassifierMixin, OnlineMixin):
     >>> from sklearn.preprocessing import StandardScaler
     >>> from psdmetric import POLA
     >>> X, y = load_iris(return_X_y=True)
-    >>> X, y = StandardScaler().fit_transform(X[y < 2]) / 2, y[y < 2]  # setosa, versicolor
+    >>> X, y = X[y < 2], y[y < 2]  # setosa and versicolor
+    >>> X = StandardScaler().fit_transform(X) / 2
     >>> pola = POLA(random_state=0).fit(X, y)
     >>> pola.n_iter_
     9
@@ -240,8 +242,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
             informative = np.any(differences != 0, axis=1)
             differences = differences[informative]
             squared = np.einsum("ij,ij->i", differences @ A, differences)
-            largest = max(largest, _max_hinge_loss(
-                squared, labels[start:start + _BLOCK * 16][informative], self._threshold))
+            block_labels = labels[start:start + _BLOCK * 16][informative]
+            largest = max(largest,
+                          _max_hinge_loss(squared, block_labels, self._threshold))
         return largest
 
     def _pass_converged(self, max_loss):
@@ -253,7 +256,8 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     def _set_components(self):
         eigenvalues, eigenvectors = linalg.eigh(self._symmetric_matrix())
-        self.components_ = np.sqrt(np.maximum(eigenvalues, 0.0))[:, None] * eigenvectors.T
+        scales = np.sqrt(np.maximum(eigenvalues, 0.0))
+        self.components_ = scales[:, None] * eigenvectors.T
         self.threshold_ = self._threshold
 
 
@@ -264,8 +268,8 @@ def _kernel_is_linear(estimator):
 class KernelPOLA(POLA):
     """POLA in a kernel's feature space: the data enter only through a kernel function.
 
-    The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis ``q_k`` of
-    the span of the differences ``φ(x) − φ(x')`` met so far (seed 003 §3.3, eq. 5),
+    The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis ``q_k``
+    of the span of the differences ``φ(x) − φ(x')`` met so far (seed 003 §3.3, eq. 5),
     built by Gram–Schmidt in feature space: each ``q_k`` is a combination of stored
     training points (``support_``). Every POLA round then acts on the small matrix M
     exactly as :class:`POLA` acts on A, so with ``kernel="linear"`` both learn the same
@@ -467,7 +471,8 @@ class KernelPOLA(POLA):
             self._block(X, pairs[start:start + _BLOCK], labels[start:start + _BLOCK])
         rows, local = np.unique(pairs, return_inverse=True)
         embedded = self._coordinates(X[rows])
-        difference = embedded[local.reshape(-1, 2)[:, 0]] - embedded[local.reshape(-1, 2)[:, 1]]
+        local = local.reshape(-1, 2)
+        difference = embedded[local[:, 0]] - embedded[local[:, 1]]
         M = self._small_matrix()
         squared = np.einsum("ij,ij->i", difference @ M, difference)
         return _max_hinge_loss(squared, labels, self._threshold)
@@ -490,7 +495,8 @@ class KernelPOLA(POLA):
     def _coordinates(self, X):
         """Coordinates of φ(X) in the orthonormal basis q_k."""
         n_support = len(self.support_)
-        return self._kernel(X, self.support_) @ self._coefficients[:n_support, : self._rank]
+        basis = self._coefficients[:n_support, : self._rank]
+        return self._kernel(X, self.support_) @ basis
 
     def _small_matrix(self):
         lower = self._matrix[: self._rank, : self._rank]

@@ -13,9 +13,13 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
 at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
-``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``. Two standard remedies for the tailing-off of column generation (seed 004
-§6) are on by default and can be switched off to recover the seed's Algorithm 1:
-pricing at smoothed weights (Wentges) and several eigenvectors per iteration.
+``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``.
+
+Two standard remedies for the tailing-off of column generation (seed 004 §6) are on
+by default and can be switched off to recover the seed's Algorithm 1: pricing at
+smoothed weights (Wentges) and several eigenvectors per iteration. The LP itself is
+kept small without changing its optimum: it carries only the triplets that can take
+weight, and drops bases and triplets that stayed at zero.
 """
 
 import time
@@ -244,9 +248,9 @@ class PSDBoost(MahalanobisMixin):
             )
         differences, unit = _scaled_differences(X, constraints.triplets)
         solution, duals, upper_bounds = _matrix_generation(
-            differences, self.C, smoothing=self.smoothing, bases_per_iter=self.bases_per_iter,
-            tol=self.tol, max_iter=self.max_iter, verbose=self.verbose, rng=rng,
-            name=type(self).__name__,
+            differences, self.C, smoothing=self.smoothing,
+            bases_per_iter=self.bases_per_iter, tol=self.tol, max_iter=self.max_iter,
+            verbose=self.verbose, rng=rng, name=type(self).__name__,
         )
         _, w, bases, theta, rho, xi = solution
         self.components_ = _orthogonal_factor(bases, theta)

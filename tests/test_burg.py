@@ -1,4 +1,4 @@
-"""Burg learners: compiled passes vs NumPy references, Lemma 2, Theorem 2, API behaviour."""
+"""Burg learners: compiled passes vs NumPy references, Lemma 2, Theorem 2, the API."""
 
 import warnings
 
@@ -17,7 +17,7 @@ from psdmetric._solvers import burg_matrix_pass, burg_vector_pass
 
 
 def reference_matrix_pass(W, Z, targets, eta, scale):
-    """Alg. 2 literally, on the dense W, with its learning rate halved (the gold standard)."""
+    """Alg. 2 literally on the dense W, learning rate halved: the gold standard."""
     identity = np.eye(len(W))
     rates, predictions = [], []
     for z, target in zip(Z, targets):
@@ -26,8 +26,8 @@ def reference_matrix_pass(W, Z, targets, eta, scale):
         target = target / (scale * length**2)
         prediction = np.trace(W @ X)
         if prediction < target:
-            bound = 1 / (2 * (target - prediction)
-                         * np.trace((identity + np.linalg.inv(np.linalg.inv(W) - identity)) @ W @ X))
+            shifted = identity + np.linalg.inv(np.linalg.inv(W) - identity)
+            bound = 1 / (2 * (target - prediction) * np.trace(shifted @ W @ X))
             eta = min(eta, 0.5 * bound)
         W = np.linalg.inv(np.linalg.inv(W) + 2 * eta * (prediction - target) * X)
         rates.append(eta)
@@ -52,7 +52,8 @@ def reference_vector_pass(w, X, y, eta):
 def run_matrix_pass(F, G, X, pairs, targets, eta, scale):
     n = len(pairs)
     predictions, relative, rates = np.empty(n), np.empty(n), np.empty(n)
-    eta = burg_matrix_pass(X, pairs, targets, F, G, eta, scale, predictions, relative, rates)
+    eta = burg_matrix_pass(X, pairs, targets, F, G, eta, scale, predictions, relative,
+                           rates)
     return eta, predictions, relative, rates
 
 
@@ -142,9 +143,9 @@ def test_lemma2_invariant_over_1e5_random_updates():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_theorem2_loss_bound_on_noiseless_data(seed):
-    """Σ η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀), so the cumulative loss is at most D_ld(U, W₀)/η_T.
+    """Σ η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀), so the cumulative loss is ≤ D_ld(U, W₀) / η_T.
 
-    Noiseless targets ``y = κ zᵀUz`` with ``0 ≺ U ≺ I``, instances normalised to R = 1 and
+    Noiseless targets ``y = κ zᵀUz`` with ``0 ≺ U ≺ I``, instances normalised to R = 1,
     η ≤ ½ in the algorithm's units, the condition under which the bound holds.
     """
     rng = np.random.RandomState(seed)
@@ -222,7 +223,8 @@ def test_auto_scale_fits_the_median_target_and_is_scale_invariant():
     # l for dissimilar ones.
     all_squared = np.concatenate([np.sum((X[i] - X[i + 1:]) ** 2, axis=1)
                                   for i in range(len(X))])
-    assert_allclose(np.unique(c.distances), np.percentile(all_squared, [5, 95]), rtol=1e-12)
+    assert_allclose(np.unique(c.distances), np.percentile(all_squared, [5, 95]),
+                    rtol=1e-12)
     assert_allclose(scaled.get_mahalanobis_matrix(), model.get_mahalanobis_matrix(),
                     rtol=1e-8, atol=1e-10)
 
@@ -234,7 +236,8 @@ def test_learned_metric_beats_euclidean_knn_on_wine():
                             KNeighborsClassifier(3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        assert cross_val_score(learned, X, y).mean() > cross_val_score(euclidean, X, y).mean()
+        learned_accuracy = cross_val_score(learned, X, y).mean()
+        assert learned_accuracy > cross_val_score(euclidean, X, y).mean()
 
 
 def test_eta_is_a_grid_search_parameter():

@@ -1,4 +1,4 @@
-"""POLA: compiled pass vs NumPy reference, invariants, Theorem 1, batch conversion, kernels."""
+"""POLA: compiled pass vs NumPy reference, invariants, Theorem 1, batch mode, kernels."""
 
 import math
 import warnings
@@ -72,7 +72,8 @@ def test_compiled_pass_equals_numpy_reference(gamma):
 
 
 @pytest.mark.parametrize(
-    "case", ["zero", "rank-deficient", "v-outside-range", "clustered", "tiny-step", "scaled"])
+    "case",
+    ["zero", "rank-deficient", "v-outside-range", "clustered", "tiny-step", "scaled"])
 def test_projection_matches_eigendecomposition_on_hard_cases(case):
     """One similar-pair update from a crafted A: the secular solver vs a full eigh."""
     rng = np.random.RandomState(1)
@@ -126,7 +127,7 @@ def test_psd_and_threshold_invariants_after_every_update():
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_theorem1_squared_hinge_loss_bound_on_separable_pairs(seed):
-    """Σ ℓ_τ² ≤ R (‖A*‖²_F + (b* − b₁)²) with R ≥ ‖x − x'‖⁴ + 1, over repeated passes."""
+    """Σ ℓ_τ² ≤ R (‖A*‖²_F + (b* − b₁)²), R ≥ ‖x − x'‖⁴ + 1, over repeated passes."""
     Z, labels, A_star, b_star = separable_pairs(400, 8, seed)
     squared = np.einsum("ij,jk,ik->i", Z, A_star, Z)
     assert np.all(labels * (b_star - squared) >= 1 - 1e-9)  # (A*, b*) separates
@@ -145,12 +146,14 @@ def test_batch_conversion_ends_with_every_training_loss_below_beta():
     Z, labels, A_star, b_star = separable_pairs(300, 6, seed=3)
     X = np.vstack([np.zeros(6), Z])
     pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=int)])
-    model = POLA(beta=0.2, max_iter=500).fit(X, constraints=PairConstraints(pairs, labels))
+    model = POLA(beta=0.2, max_iter=500)
+    model.fit(X, constraints=PairConstraints(pairs, labels))
     distances = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
                                     squared=True)
     assert np.max(np.maximum(0, labels * (distances - model.threshold_) + 1)) <= 0.2
     R = np.max(np.sum(Z**2, axis=1) ** 2) + 1
-    assert model.n_iter_ <= math.ceil(R * (np.sum(A_star**2) + (b_star - 1) ** 2) / 0.2**2)
+    passes_bound = R * (np.sum(A_star**2) + (b_star - 1) ** 2) / 0.2**2
+    assert model.n_iter_ <= math.ceil(passes_bound)
     assert model.threshold_ >= 1
     pair_points = np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1)
     assert model.pair_score(pair_points, labels) == 1.0
@@ -202,7 +205,8 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         linear = POLA(gamma=0.5, max_iter=4, random_state=0).fit(X, y)
-        kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0).fit(X, y)
+        kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0)
+        kernel.fit(X, y)
     pairs = np.stack([X[:40], X[40:]], axis=1)
     assert_allclose(kernel.pair_distance(pairs), linear.pair_distance(pairs), rtol=1e-8)
     assert kernel.threshold_ == pytest.approx(linear.threshold_, rel=1e-10)
@@ -226,7 +230,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, max_iter=3, random_state=0).fit(X, y)
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, max_iter=3, random_state=0)
+        implicit.fit(X, y)
         explicit = POLA(gamma=1.0, max_iter=3, random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
@@ -241,4 +246,5 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
                          random_state=0).fit(X, y)
         flat = POLA(gamma=1.0, max_iter=20, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
-    assert rbf.pair_score(pairs_implicit, truth) > flat.pair_score(pairs_implicit, truth) + 0.1
+    rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
+    assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1

@@ -74,7 +74,8 @@ PROBLEMS = [
 ]
 
 
-@pytest.fixture(scope="module", params=PROBLEMS, ids=lambda p: "D{}-n{}-C{}-s{}-k{}".format(*p))
+@pytest.fixture(scope="module", params=PROBLEMS,
+                ids=lambda p: "D{}-n{}-C{}-s{}-k{}".format(*p))
 def fitted(request):
     n_features, n_samples, C, smoothing, bases_per_iter, seed = request.param
     X, _, triplets = triplet_problem(n_features, n_samples, seed)

@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # cython: cdivision=True, initializedcheck=False
-"""Compiled per-update loops of the online learners: Burg (seed 001) and POLA (seed 003).
+"""Compiled per-update loops of the online learners: Burg (seed 001), POLA (seed 003).
 
 Every loop visits its examples in the given order and updates the learner's state in
 place, so a pass over one chunk continues exactly where the previous chunk stopped.
@@ -19,7 +19,7 @@ cdef double _SAFETY = 0.5
 
 
 cdef inline void _lower_solve(const double* L, double* x, Py_ssize_t r) noexcept nogil:
-    """x <- L⁻¹ x for lower-triangular column-major L (column-oriented, vectorisable)."""
+    """x <- L⁻¹ x for lower-triangular, column-major L (column by column: vectorises)."""
     cdef Py_ssize_t i, j
     cdef double xj
     cdef const double* column
@@ -69,7 +69,8 @@ def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
     cdef Py_ssize_t n = X.shape[0], d = X.shape[1]
     cdef Py_ssize_t t, i
     cdef double prediction, error, push, largest_push
-    if w.shape[0] != d or y.shape[0] != n or predictions.shape[0] != n or rates.shape[0] != n:
+    if (w.shape[0] != d or y.shape[0] != n or predictions.shape[0] != n
+            or rates.shape[0] != n):
         raise ValueError("X, y, w, predictions and rates have inconsistent shapes")
     with nogil:
         for t in range(n):
@@ -97,11 +98,11 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                      double[::1] relative_targets, double[::1] rates):
     """One pass of the matrix Burg algorithm (seed 001, Alg. 2) over rank-one examples.
 
-    Pair ``t`` enters as the unit-trace instance ``ẑẑᵀ``, ``ẑ = z/‖z‖``, ``z = X[i] − X[j]``,
-    with target ``y' = targets[t] / (scale ‖z‖²)``; the learned metric is
-    ``scale · W``. ``W`` is kept through ``K = W⁻¹ − I ≻ 0`` (so ``0 ≺ W ≺ I`` holds by
-    construction) as two lower-triangular, column-major Cholesky factors updated in
-    place: ``F Fᵀ = K`` and ``G Gᵀ = I + K``. Alg. 2's step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ``
+    Pair ``t`` enters as the unit-trace instance ``ẑẑᵀ`` (``ẑ = z/‖z‖``,
+    ``z = X[i] − X[j]``) with target ``y' = targets[t] / (scale ‖z‖²)``; the learned
+    metric is ``scale · W``. ``W`` is kept through ``K = W⁻¹ − I ≻ 0`` (so
+    ``0 ≺ W ≺ I`` holds by construction) as two lower-triangular, column-major
+    Cholesky factors updated in place: ``F Fᵀ = K`` and ``G Gᵀ = I + K``. Alg. 2's step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ``
     is the same rank-one change of both, applied by CHOLUPDATEMULT in O(d²).
 
     The rate follows Alg. 2: unchanged when ``ŷ > y``, otherwise
@@ -165,7 +166,7 @@ cdef int _MAX_NEWTON = 60
 
 cdef inline double _lower_quadratic_form(const double* A, Py_ssize_t m, Py_ssize_t lda,
                                          const double* v) noexcept nogil:
-    """vᵀ A v for symmetric A stored in the lower triangle (column-major, leading dim lda)."""
+    """vᵀ A v for symmetric A held in its lower triangle (column-major, leading dim lda)."""
     cdef Py_ssize_t i, j
     cdef double total = 0.0, column_sum
     cdef const double* column
@@ -194,7 +195,7 @@ cdef inline void _lower_rank_one(double* A, Py_ssize_t m, Py_ssize_t lda, double
 cdef double _negative_eigenpair(const double* A, Py_ssize_t m, Py_ssize_t lda,
                                 const double* v, double alpha, double rayleigh,
                                 double* u, double* work, double* factor) noexcept nogil:
-    """The negative eigenvalue λ of ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0) and its unit eigenvector.
+    """The negative eigenvalue λ of ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0), unit eigenvector u.
 
     At most one eigenvalue of Â is negative (interlacing). It solves the secular equation
     ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``, where ``A − λI ≻ 0``: each evaluation is one
@@ -383,8 +384,9 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     if (gram.shape[0] != n_stored + n_points or labels.shape[0] != n_pairs
             or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * n_pairs
             or coefficients.shape[0] < n_stored + 2 * n_pairs
-            or capacity < rank + n_pairs or M.shape[0] < capacity or M.shape[1] < capacity):
-        raise ValueError("gram, pairs, labels, coefficients, M and outputs are inconsistent")
+            or capacity < rank + n_pairs or M.shape[0] < capacity
+            or M.shape[1] < capacity):
+        raise ValueError("gram, pairs, labels, coefficients, M and outputs disagree")
     cdef Py_ssize_t lda = M.shape[0]
     # row_of[j]: the row of gram holding K(s_j, ·) for stored point j.
     cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * n_pairs, dtype=np.intp)
@@ -422,7 +424,8 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                     coefficients[j, rank] = 0.0
                 for k in range(rank):
                     for j in range(n_stored):
-                        coefficients[j, rank] = coefficients[j, rank] - c[k] * coefficients[j, k]
+                        coefficients[j, rank] = (coefficients[j, rank]
+                                                 - c[k] * coefficients[j, k])
                 for j in range(n_stored):
                     coefficients[j, rank] = coefficients[j, rank] / residual
                 coefficients[n_stored, rank] = 1.0 / residual
