@@ -94,7 +94,9 @@ def solve_sdp(X, triplets, C, solver):
             "status": problem.status}
 
 
-def rank(matrix, relative=1e-6):
+def rank(matrix, relative=1e-3):
+    """Numerical rank: eigenvalues above ``relative`` times the largest (both solvers
+    stop at ~1e-4 relative accuracy, so smaller directions are solver noise)."""
     values = np.linalg.eigvalsh((matrix + matrix.T) / 2)
     return int(np.sum(values > relative * values.max()))
 
@@ -188,7 +190,7 @@ def digits_experiment(with_sdp, per_digit=80):
             factor = (np.sqrt(np.maximum(values, 0)) * vectors).T
             run.update({"sdp_error": error(lambda Z: Z @ factor.T),
                         "sdp_objective": sdp["objective"], "sdp_wall": sdp["wall"],
-                        "sdp_status": sdp["status"]})
+                        "sdp_status": sdp["status"], "sdp_rank": rank(sdp["matrix"])})
         result["runs"].append(run)
         sdp_text = (f", SDP error {run['sdp_error']:.2%} ({run['sdp_wall']:.2f} s)"
                     if with_sdp else "")
@@ -233,8 +235,9 @@ def figure(results):
                     marker="o", label=f"{key}, C={C}")
     ax.set(xscale="log", yscale="log", xlabel="D", ylabel="wall seconds",
            title="SDP (3): PSDBoost vs cvxpy")
-    ax.set_xticks([row["n_features"] for row in results["sdp"]][::2],
-                  labels=[str(row["n_features"]) for row in results["sdp"]][::2])
+    dims = sorted({row["n_features"] for row in results["sdp"]})
+    ax.minorticks_off()
+    ax.set_xticks(dims, labels=[str(d) for d in dims])
     ax.legend(fontsize=7)
     ax = axes[1]
     seed = results["synthetic"]
@@ -272,8 +275,9 @@ def page(results, command):
         "",
         f"Synthetic data: {rows[0]['n_triplets']} points in 3 classes, apart in 4 "
         "directions, unit noise in all D; triplets from labels (nearest same-class and "
-        "other-class neighbour). PSDBoost with its defaults (`tol=1e-5`, smoothing 0.9, "
-        "8 bases per iteration). Relative error against Clarabel's objective.",
+        "other-class neighbour). PSDBoost with its defaults (`tol=1e-4`, smoothing 0.9, "
+        "8 bases per iteration). Relative error against Clarabel's objective; rank = "
+        "eigenvalues above 1e-3 of the largest.",
         "",
         "| D | C | PSDBoost s | iterations | bases | rank | Clarabel s | SCS s | "
         "rel. error | speed-up vs Clarabel | vs SCS |",
@@ -324,7 +328,7 @@ def page(results, command):
         f"reports {SEED_ERROR:.1%} for both PSDBoost and the SDP on Pendigits.",
         "",
         "| C | PSDBoost error | SDP error | PSDBoost s | SDP s | PSDBoost objective | "
-        "SDP objective | rank |",
+        "SDP objective | rank (SDP) |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for run in digits["runs"]:
@@ -332,7 +336,8 @@ def page(results, command):
             f"| {run['C']} | {run['psdboost_error']:.2%} | "
             f"{run.get('sdp_error', float('nan')):.2%} | {run['psdboost_wall']:.2f} | "
             f"{run.get('sdp_wall', float('nan')):.2f} | {run['psdboost_objective']:.6f} | "
-            f"{run.get('sdp_objective', float('nan')):.6f} | {run['psdboost_rank']} |")
+            f"{run.get('sdp_objective', float('nan')):.6f} | {run['psdboost_rank']} "
+            f"({run.get('sdp_rank', '–')}) |")
     lines += [
         "",
         "## 4. Base learner: dense H against Lanczos",
@@ -344,7 +349,28 @@ def page(results, command):
     ]
     for row in results["eigen"]:
         lines.append(f"| {row['n_features']} | {row['dense']:.3f} | {row['lanczos']:.3f} |")
-    lines += ["", results.get("notes", ""), ""]
+    first, last = rows[0], rows[-1]
+    lines += [
+        "",
+        "## Reading the numbers",
+        "",
+        "- Column generation pays per base, not per dimension: its time follows the "
+        "number of iterations and bases the optimum needs (its rank, and the tailing-off), "
+        "while the interior-point solver's grows steeply with D (Clarabel "
+        f"{first['clarabel_wall']:.2f} s at D = {first['n_features']}, "
+        f"{last['clarabel_wall']:.2f} s at D = {last['n_features']}). So PSDBoost loses at "
+        "small D, where the optimum here has nearly full rank, and wins at D = 64.",
+        "- SCS, a first-order conic solver, is much faster than Clarabel on these "
+        "problems; the 10x target is met against Clarabel, not against SCS.",
+        "- Seed §6: Algorithm 1 as printed shows the tailing-off the seed describes "
+        "(π creeps up, the gap closes slowly); dual smoothing and several bases per "
+        "iteration (the defaults) close it. π never decreases in either run.",
+        "- Digits: PSDBoost and the SDP reach the same objective, and the 1-NN errors of "
+        "their metrics agree as in the seed, but on the bundled 8×8 digits this "
+        "trace-one large-margin metric from 1-NN triplets is worse than the Euclidean "
+        "one; the seed's 1.3 % (Pendigits, 16 dimensions) is not reproduced here.",
+        "",
+    ]
     return "\n".join(lines)
 
 

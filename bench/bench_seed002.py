@@ -85,7 +85,7 @@ FULL = {"counts": [10, 20, 30, 45, 60, 80, 100, 120, 140, 210, 300, 420], "repea
         "knn_counts": [30, 140, 420], "knn_repeats": 20,
         "satisfied_cycles": [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
         "mnist_constraints": [10_000, 100_000], "mnist_gammas": [0.01, 0.1, 1.0, 10.0, 100.0],
-        "mnist_cv_seconds": 240.0, "mnist_seconds": 600.0}
+        "mnist_cv_seconds": 600.0, "mnist_seconds": 600.0}
 QUICK = {"counts": [10, 30, 100, 420], "repeats": 2, "knn_counts": [140], "knn_repeats": 2,
          "satisfied_cycles": [1, 3, 10, 30, 100, 300, 1000], "mnist_constraints": [10_000],
          "mnist_gammas": [0.1, 1.0], "mnist_cv_seconds": 60.0, "mnist_seconds": 120.0}
