@@ -75,7 +75,7 @@ ANCHORS = {
 SKLEARN_NCA = "scikit-learn NCA"
 ITML_ANCHOR = "metric-learn ITML_Supervised"
 
-FULL = {"n_splits": 5, "budget": 75.0, "hard_limit": 150.0, "subsample": {}}
+FULL = {"n_splits": 5, "budget": 180.0, "hard_limit": 360.0, "subsample": {}}
 QUICK = {"n_splits": 3, "budget": 15.0, "hard_limit": 60.0,
          "subsample": {"digits": 600, "mnist5000": 600}}
 

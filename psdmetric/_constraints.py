@@ -23,7 +23,8 @@ __all__ = [
 ]
 
 # Pairs used to estimate distance percentiles: enough for ±0.5 percentile accuracy.
-_MAX_BOUND_PAIRS = 100_000
+_MAX_BOUND_PAIRS = 20_000
+_BOUND_CHUNK = 2_048
 
 
 @dataclass(frozen=True)
@@ -314,8 +315,9 @@ def _dissimilar_draw(rng, size, codes, counts):
 def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
     """Percentiles of the positive squared Euclidean distances between rows of ``X``.
 
-    Uses all pairs when there are at most 100,000 of them and a random sample of
-    100,000 pairs otherwise, so the cost is linear in the number of samples.
+    Uses all pairs when there are at most 20,000 of them and a random sample of
+    20,000 pairs otherwise (the standard error of an estimated 5th percentile is then
+    0.15 percentile points), so the cost is linear in the number of samples.
 
     Parameters
     ----------
@@ -344,8 +346,11 @@ def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
         rng = check_random_state(random_state)
         first = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
         second = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
-    difference = X[first] - X[second]
-    squared = np.einsum("ij,ij->i", difference, difference)
+    squared = np.empty(len(first))
+    for start in range(0, len(first), _BOUND_CHUNK):  # chunks bound the memory at any d
+        chunk = slice(start, start + _BOUND_CHUNK)
+        difference = X[first[chunk]] - X[second[chunk]]
+        squared[chunk] = np.einsum("ij,ij->i", difference, difference)
     squared = squared[squared > 0]
     if len(squared) == 0:
         return np.zeros(2)
