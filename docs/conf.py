@@ -28,8 +28,10 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "myst_parser",
     "psdmetric_docs",
 ]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 
 exclude_patterns = ["_build"]
 default_role = "literal"
