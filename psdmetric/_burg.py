@@ -18,7 +18,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._online import OnlineMixin
+from ._online import KeepCompletePasses, OnlineMixin
 from ._solvers import burg_matrix_pass, burg_vector_pass
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
@@ -311,7 +311,7 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
 
     tol : float, default=1e-3
         ``fit`` stops when the cumulative loss of a pass differs from the previous
-        pass's by at most ``tol`` times the latter.
+        pass's by at most ``tol`` times ``Σ y²`` (the loss of predicting zero).
 
     verbose : int, default=0
         Print one table row per pass.
@@ -394,25 +394,30 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, order="C")
-        self._initialize(X.shape[1])
-        if self.verbose:
-            print(f"[{type(self).__name__}]")
-            print(f"{'pass':>8} {'loss':>14} {'eta':>12}\n" + "-" * 36)
-        previous = np.inf
-        for self.n_iter_ in range(1, self.max_iter + 1):
-            loss = self._one_pass(X, y)
+        with KeepCompletePasses(self) as passes:
+            X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, order="C")
+            self._initialize(X.shape[1])
             if self.verbose:
-                print(f"{self.n_iter_:>8d} {loss:>14.6e} {self.eta_:>12.4e}")
-            if abs(previous - loss) <= self.tol * previous:
-                break
-            previous = loss
-        else:
-            warnings.warn(
-                f"BurgRegressor did not converge in max_iter={self.max_iter} passes "
-                f"(last pass loss: {loss:.3e}). Increase max_iter.",
-                ConvergenceWarning,
-            )
+                print(f"[{type(self).__name__}]")
+                print(f"{'pass':>8} {'loss':>14} {'eta':>12}\n" + "-" * 36)
+            # Loss changes are measured against Σy², the loss of predicting zero: a
+            # relative change would never settle on noiseless data, where loss → 0.
+            scale = float(y @ y)
+            previous = np.inf
+            for self.n_iter_ in range(1, self.max_iter + 1):
+                loss = self._one_pass(X, y)
+                if self.verbose:
+                    print(f"{self.n_iter_:>8d} {loss:>14.6e} {self.eta_:>12.4e}")
+                passes.save()
+                if abs(previous - loss) <= self.tol * scale:
+                    break
+                previous = loss
+            else:
+                warnings.warn(
+                    f"BurgRegressor did not converge in max_iter={self.max_iter} passes "
+                    f"(last pass loss: {loss:.3e}). Increase max_iter.",
+                    ConvergenceWarning,
+                )
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -432,15 +437,16 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
         self : object
             Updated estimator.
         """
-        first_call = not hasattr(self, "coef_")
-        X, y = validate_data(
-            self, X, y, y_numeric=True, dtype=np.float64, order="C", reset=first_call
-        )
-        if first_call:
-            self._initialize(X.shape[1])
-            self.n_iter_ = 0
-        self._one_pass(X, y)
-        self.n_iter_ += 1
+        with KeepCompletePasses(self):
+            first_call = not hasattr(self, "coef_")
+            X, y = validate_data(
+                self, X, y, y_numeric=True, dtype=np.float64, order="C", reset=first_call
+            )
+            if first_call:
+                self._initialize(X.shape[1])
+                self.n_iter_ = 0
+            self._one_pass(X, y)
+            self.n_iter_ += 1
         return self
 
     def predict(self, X):

@@ -209,6 +209,7 @@ class MEG(OnlineMixin):
         self._previous_pass_loss = np.inf
 
     def _one_pass(self, X, constraints):
+        X = np.asarray(X, dtype=np.float64)  # boolean X has no subtraction
         pairs = constraints.pairs
         if self._scale is None:
             # R: the largest squared length among the first pairs. The update is run on

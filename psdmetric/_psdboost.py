@@ -469,7 +469,8 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
     values, vectors = _top_eigenpairs(differences, center, bases_per_iter, rng)
     best = values[0]
     master.add(vectors, _base_gains(differences, vectors))
-    solution, duals, upper_bounds = None, [], []
+    # (iteration, its LP solution), stored as one tuple so an interrupt cannot split them.
+    solved, duals, upper_bounds = None, [], []
     if verbose:
         print(f"[{name}]")
         print(f"{'iter':>6} {'bases':>6} {'triplets':>9} {'dual obj. π':>13} "
@@ -479,8 +480,8 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
     try:
         for iteration in range(1, max_iter + 1):
             start = time.perf_counter()
-            solution = master.solve()
-            pi, w = solution[0], solution[1]
+            solved = iteration, master.solve()
+            pi, w = solved[1][:2]
             vectors = None
             threshold = tol * max(abs(pi), abs(best))
             if best - pi > threshold:
@@ -499,14 +500,19 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
             master.prune()
             master.add(vectors, gains)
     except KeyboardInterrupt:
-        if solution is None:
+        if solved is None:
             raise
+        # Keep the last solved LP. If the interrupt fell in its pricing, its bounds are
+        # not recorded yet: π is its optimum, and the best λmax(H) so far still bounds.
+        n_iter, solution = solved
+        duals += [solution[0]] * (n_iter - len(duals))
+        upper_bounds += [best] * (n_iter - len(upper_bounds))
         warnings.warn(
-            f"{name}: fit interrupted by the user after {len(duals)} iterations; keeping "
-            "the metric learned so far.",
+            f"{name}: training interrupted by the user after {n_iter} iterations; "
+            "keeping the metric of the last restricted LP solved.",
             ConvergenceWarning,
         )
-        converged = True
+        return solution, np.array(duals), np.array(upper_bounds)
     if not converged:
         warnings.warn(
             f"{name} did not converge in max_iter={max_iter} iterations (gap λmax(H) − π "
@@ -514,8 +520,7 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
             f"tol={tol}). Increase max_iter or tol.",
             ConvergenceWarning,
         )
-    n_kept = min(len(duals), len(upper_bounds))
-    return solution, np.array(duals[:n_kept]), np.array(upper_bounds[:n_kept])
+    return solved[1], np.array(duals), np.array(upper_bounds)
 
 
 def _relative(gap, pi, best):

@@ -538,21 +538,35 @@ class DefiniteBoost(MahalanobisMixin):
                   f"{'time (s)':>10}")
             print("-" * 60)
         n_steps = 0
-        for n_iter in range(1, self.max_iter + 1):
-            begin = time.perf_counter()
-            steps, residual, objective = definite_boost_steps(
-                problem.differences, problem.direction, start, shift, problem.bottom,
-                problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
-                problem.floor, empty_int, empty, empty)
-            n_steps += steps
-            if self.verbose:
-                elapsed = time.perf_counter() - begin
-                print(f"{n_iter:>8d} {n_steps:>10d} {residual:>14.3e} {objective:>14.6e} "
-                      f"{elapsed:>10.3f}")
-            if objective < problem.floor:
-                return n_iter, n_steps, True
-            if residual <= self.tol:
-                return n_iter, n_steps, False
+        state = (dual, Q, W, offset)
+        # Complete cycles, steps and a copy of the state they left, in one store, so
+        # that Ctrl-C can go back to them (the cycle under way may have run).
+        kept = 0, 0, [array.copy() for array in state]
+        try:
+            for n_iter in range(1, self.max_iter + 1):
+                begin = time.perf_counter()
+                steps, residual, objective = definite_boost_steps(
+                    problem.differences, problem.direction, start, shift, problem.bottom,
+                    problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
+                    problem.floor, empty_int, empty, empty)
+                n_steps += steps
+                kept = n_iter, n_steps, [array.copy() for array in state]
+                if self.verbose:
+                    elapsed = time.perf_counter() - begin
+                    print(f"{n_iter:>8d} {n_steps:>10d} {residual:>14.3e} "
+                          f"{objective:>14.6e} {elapsed:>10.3f}")
+                if objective < problem.floor:
+                    return n_iter, n_steps, True
+                if residual <= self.tol:
+                    return n_iter, n_steps, False
+        except KeyboardInterrupt:
+            n_iter, n_steps, copies = kept
+            for array, copy in zip(state, copies):
+                array[...] = copy
+            warnings.warn(
+                f"{name}: training interrupted by the user after {n_iter} complete "
+                "cycles; keeping the metric learned so far.", ConvergenceWarning)
+            return n_iter, n_steps, False
         warnings.warn(
             f"{name} did not converge in max_iter={self.max_iter} cycles (largest "
             f"relative violation {residual:.3e} > tol={self.tol}). Increase max_iter "

@@ -288,6 +288,23 @@ def test_burg_regressor_weights_stay_positive_under_adversarial_signs():
     assert np.all(model.coef_ > 0) and np.all(np.isfinite(model.coef_))
 
 
+@pytest.mark.parametrize("noise", [0.0, 0.05])
+def test_burg_regressor_stops_when_a_pass_changes_the_loss_by_tol_of_sum_y2(noise):
+    # The loss of each pass, from one-pass partial_fit calls over the whole data.
+    rng = np.random.RandomState(7)
+    X = np.abs(rng.randn(500, 5))
+    y = X @ np.array([0.5, 0.1, 0.2, 0.1, 0.1]) + noise * rng.randn(500)
+    tol, by_passes, losses = 1e-3, BurgRegressor(), []
+    for _ in range(50):
+        before = getattr(by_passes, "cumulative_loss_", 0.0)
+        losses.append(by_passes.partial_fit(X, y).cumulative_loss_ - before)
+    expected = 1 + next(k for k in range(1, 50)
+                        if abs(losses[k] - losses[k - 1]) <= tol * (y @ y))
+    model = BurgRegressor(max_iter=50, tol=tol).fit(X, y)
+    assert model.n_iter_ == expected > 1  # noiseless data too: the loss → 0 there
+    assert model.cumulative_loss_ == pytest.approx(sum(losses[:expected]), rel=1e-12)
+
+
 @pytest.mark.parametrize("Estimator", [OnlineLogDet, BurgRegressor])
 def test_max_iter_warns(Estimator):
     rng = np.random.RandomState(6)

@@ -16,7 +16,15 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-from psdmetric import DistanceTargets, PairConstraints, TripletConstraints
+from psdmetric import (
+    MEG,
+    POLA,
+    BurgRegressor,
+    DistanceTargets,
+    KernelPOLA,
+    PairConstraints,
+    TripletConstraints,
+)
 from test_common import ESTIMATORS
 
 METRIC_LEARNERS = [
@@ -267,3 +275,164 @@ def test_extreme_slack_on_infeasible_constraints(Estimator, gamma):
     estimator = quiet(Estimator(gamma=gamma, max_iter=200, random_state=0), X,
                       constraints=constraints)
     assert_valid_metric(estimator, X)
+
+
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)
+def test_one_class_only_gives_a_valid_metric_or_an_error_naming_y(Estimator):
+    X, _ = blobs(n_samples=30)
+    try:
+        estimator = quiet(Estimator(random_state=0), X, np.zeros(30, dtype=int))
+    except ValueError as exc:
+        # Triplets need a point of another class; pairs and targets do not.
+        assert Estimator._constraint_kind == "triplets", exc
+        assert "two classes in y" in str(exc)
+        return
+    assert_valid_metric(estimator, X)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS, ids=[E.__name__ for E in ESTIMATORS])
+def test_boolean_object_and_read_only_memory_mapped_X_equal_float_X(Estimator, tmp_path):
+    X = (np.random.RandomState(5).rand(30, 3) > 0.5).astype(float)
+    y = X @ [0.5, 0.3, 0.2] if Estimator is BurgRegressor else np.arange(30) % 2
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")  # how joblib hands arrays over
+    assert not mapped.flags.writeable
+    params = {"random_state": 0} if "random_state" in Estimator().get_params() else {}
+    expected = quiet(Estimator(**params), X, y)
+    for variant in (X.astype(bool), X.astype(object), mapped):
+        fitted = quiet(Estimator(**params), variant, y)
+        if Estimator is BurgRegressor:
+            assert np.array_equal(fitted.coef_, expected.coef_)
+        else:
+            assert np.array_equal(fitted.components_, expected.components_)
+            assert np.array_equal(fitted.transform(variant), expected.transform(X))
+
+
+def infeasible_constraints(kind):
+    """Rows 0 and 2 coincide, so the first two constraints ask opposite things of one pair."""
+    if kind == "pairs":
+        return PairConstraints([[0, 1], [2, 1], [3, 4], [4, 5]], [1, -1, 1, -1])
+    if kind == "targets":
+        return DistanceTargets([[0, 1], [2, 1], [3, 4], [4, 5]], [0.1, 9.0, 0.5, 2.0])
+    return TripletConstraints([[0, 1, 3], [2, 3, 1], [3, 4, 5], [4, 5, 0]])
+
+
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)
+def test_infeasible_constraint_sets_give_a_valid_metric_and_convergence_warnings_only(
+        Estimator):
+    X, _ = blobs(n_samples=6)
+    X[2] = X[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator = Estimator(random_state=0).fit(
+            X, constraints=infeasible_constraints(Estimator._constraint_kind))
+    assert all(w.category is ConvergenceWarning for w in caught), [
+        str(w.message) for w in caught]
+    assert_valid_metric(estimator, X)
+
+
+ONLINE_LEARNERS = [E for E in ESTIMATORS if "eta" in E().get_params()]
+
+
+@pytest.mark.parametrize("Estimator", ONLINE_LEARNERS, ids=[E.__name__ for E in ONLINE_LEARNERS])
+@pytest.mark.parametrize("eta", [1e-12, 1e12])
+def test_extreme_learning_rates_keep_the_model_valid(Estimator, eta):
+    X, y = blobs(n_samples=60, n_features=4, seed=6)
+    if Estimator is BurgRegressor:
+        X = np.abs(X)
+        model = quiet(Estimator(eta=eta), X, X @ [0.4, 0.3, 0.2, 0.1])
+        assert np.all(np.isfinite(model.coef_)) and np.all(model.coef_ > 0)
+        assert np.all(np.isfinite(model.predict(X)))
+        return
+    assert_valid_metric(quiet(Estimator(eta=eta, random_state=0), X, y), X)
+
+
+def test_a_hundred_thousand_pola_updates_keep_psd_and_the_threshold():
+    rng = np.random.RandomState(7)
+    X = rng.randn(1000, 5) * rng.lognormal(0, 1, (1000, 1))
+    linear, kernel, n_updates = POLA(gamma=1.0), KernelPOLA(gamma=1.0), 0
+    for _ in range(10):
+        pairs = rng.choice(1000 * 999, 10_500, replace=False)
+        pairs = np.column_stack([pairs // 999, pairs % 999])
+        pairs[:, 1] += pairs[:, 1] >= pairs[:, 0]  # distinct rows
+        low, high = np.sort(pairs, axis=1).T
+        _, first = np.unique(low * 1000 + high, return_index=True)
+        pairs = pairs[np.sort(first)]
+        chunk = PairConstraints(pairs, np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
+        n_updates += len(pairs)
+        for model in (linear, kernel):
+            model.partial_fit(X, constraints=chunk)
+            assert model.threshold_ >= 1.0
+            M = model.get_mahalanobis_matrix()
+            assert np.all(np.isfinite(M)) and np.array_equal(M, M.T)
+            assert np.linalg.eigvalsh(M).min() >= -1e-12 * np.abs(M).max()
+    assert n_updates >= 100_000
+    # The kernel learner with the linear kernel learns the same matrix.
+    np.testing.assert_allclose(kernel.get_mahalanobis_matrix(),
+                               linear.get_mahalanobis_matrix(),
+                               atol=1e-8 * np.abs(linear.get_mahalanobis_matrix()).max())
+
+
+def test_a_hundred_thousand_burg_regression_updates_keep_weights_positive():
+    rng = np.random.RandomState(8)
+    X = np.abs(rng.randn(100_000, 4)) * rng.lognormal(0, 2, (100_000, 1))
+    y = X @ [0.4, 0.3, 0.2, 0.1] * rng.lognormal(0, 0.5, 100_000)
+    model = BurgRegressor(eta=1.0)
+    for chunk in np.array_split(np.arange(100_000), 10):
+        model.partial_fit(X[chunk], y[chunk])
+        assert np.all(np.isfinite(model.coef_)) and np.all(model.coef_ > 0)
+    assert model.n_iter_ == 10
+
+
+def test_meg_eigenvalues_spanning_300_orders_of_magnitude():
+    # One pair along e₁ with target 0 from W₁ = I/3: ŷ = 1/3, so the exact update is
+    # log W = diag(−2η/3, 0, 0) up to normalisation; 2η/3 = 700 spans 304 decades.
+    X = np.vstack([np.eye(3), np.zeros(3)])
+    eta = 1050.0
+    model = MEG(eta=eta).partial_fit(X, constraints=DistanceTargets([[0, 3]], [0.0]))
+    weights = np.array([np.exp(-2 * eta / 3), 1.0, 1.0])
+    weights /= weights.sum()
+    assert weights[0] < 1e-300
+    learned = np.sort(np.einsum("ij,ij->i", model.components_, model.components_))
+    np.testing.assert_allclose(learned, np.sort(weights), rtol=1e-10)
+    assert_valid_metric(model, X)
+    assert np.trace(model.get_mahalanobis_matrix()) == pytest.approx(1.0, abs=1e-14)
+
+
+def random_constraints(kind, n_samples, rng):
+    rows = np.array([rng.choice(n_samples, 3, replace=False) for _ in range(rng.randint(1, 9))])
+    if kind == "triplets":
+        return TripletConstraints(rows)
+    low, high = np.sort(rows[:, :2], axis=1).T
+    _, first = np.unique(low * n_samples + high, return_index=True)
+    pairs = rows[np.sort(first), :2]
+    if kind == "targets":
+        return DistanceTargets(pairs, 10.0 ** rng.uniform(-3, 3, len(pairs)))
+    return PairConstraints(pairs, rng.choice([-1, 1], len(pairs)))
+
+
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n_samples=st.integers(3, 15),
+    n_features=st.integers(1, 5),
+    log_scale=st.floats(-100, 100),
+    log_parameter=st.floats(-6, 6),
+    max_iter=st.integers(1, 30),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_property_explicit_constraints_and_parameters_give_a_valid_metric(
+    Estimator, n_samples, n_features, log_scale, log_parameter, max_iter, seed
+):
+    """Random data, constraint sets of the learner's kind, and its parameters."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n_samples, n_features) * 10.0**log_scale
+    X[rng.rand(n_samples) < 0.2] = X[0]  # some identical points
+    constraints = random_constraints(Estimator._constraint_kind, n_samples, rng)
+    params = {"max_iter": max_iter, "random_state": seed}
+    for name in ("gamma", "eta", "C"):
+        if name in Estimator().get_params():
+            # C = 1/n_triplets is the smallest a soft margin allows.
+            floor = 1.0 / len(constraints.triplets) if name == "C" else 0.0
+            params[name] = floor + 10.0**log_parameter
+    assert_valid_metric(quiet(Estimator(**params), X, constraints=constraints), X)
