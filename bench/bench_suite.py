@@ -10,7 +10,8 @@ Methods: Euclidean (no learner); every metric learner exported in ``psdmetric.__
 ``ITML_Supervised``, ``LMNN`` and ``NCA`` through ``_anchors.run_anchor`` (their own venv,
 fitted on the scaled training fold; the test fold goes through the returned components);
 scikit-learn's ``NeighborhoodComponentsAnalysis`` in process. All run with their
-libraries' defaults (constraint counts included) and ``random_state=0``.
+libraries' defaults (constraint counts included) and ``random_state=0``; the rows of
+``PSDMETRIC_VARIANTS`` add pair learners with neighbour pairs (``n_neighbors=3``).
 
 Every (method, data set) cell runs in a child process under a time budget: a cell that
 exceeds it is reported as over budget with the folds it finished, never dropped.
@@ -66,6 +67,14 @@ SPEEDUP_TARGET = 10.0
 # that ran are written to the results page.
 PSDMETRIC_SETTINGS = {}
 
+# Extra rows: a learner with one documented parameter changed, ("class", parameters).
+# Neighbour pairs (each sample with its 3 nearest same-class and other-class samples)
+# instead of random ones, for the fast pair learners.
+PSDMETRIC_VARIANTS = {
+    f"{name}, n_neighbors=3": (name, {"n_neighbors": 3})
+    for name in ("LogDet", "VonNeumann", "OnlineLogDet")
+}
+
 # metric-learn 0.7.0 through the anchor venv: ("module:Class", constructor parameters).
 ANCHORS = {
     "metric-learn ITML_Supervised": ("metric_learn:ITML_Supervised", {"random_state": 0}),
@@ -95,8 +104,9 @@ def build(method):
     """A fresh in-process estimator for ``method`` with its benchmark settings."""
     if method == SKLEARN_NCA:
         return NeighborhoodComponentsAnalysis(random_state=0)
-    learner = getattr(psdmetric, method)()
-    settings = dict(PSDMETRIC_SETTINGS.get(method, {}))
+    name, variant = PSDMETRIC_VARIANTS.get(method, (method, {}))
+    learner = getattr(psdmetric, name)()
+    settings = {**PSDMETRIC_SETTINGS.get(name, {}), **variant}
     if "random_state" in learner.get_params():
         settings["random_state"] = 0
     return learner.set_params(**settings)
@@ -357,7 +367,10 @@ def markdown(results):
         "JSON). Every method uses its library's defaults, constraint counts included "
         "(psdmetric's pair learners draw 40c² pairs from the labels; metric-learn's "
         "ITML_Supervised draws 20c² similar and 20c² dissimilar pairs) with "
-        "`random_state=0`. metric-learn 0.7.0 runs in its own venv (scikit-learn < 1.8); "
+        "`random_state=0`; rows named `Learner, n_neighbors=3` change that one "
+        "documented parameter (pairs join each sample to its 3 nearest same-class and "
+        "other-class samples instead of random pairs). "
+        "metric-learn 0.7.0 runs in its own venv (scikit-learn < 1.8); "
         "scikit-learn's NCA runs in process. Each (method, data set) cell has a budget of "
         f"{results['settings']['budget']:.0f} s (a new fold starts only if a fold as long "
         "as the average so far would end within it) and is killed after "
@@ -485,6 +498,8 @@ def methods_for(learners):
     """(name, family, runner) for every method, in table order."""
     methods = [("Euclidean", "none", ("in_process", None))]
     methods += [(name, "psdmetric", ("in_process", name)) for name in learners]
+    methods += [(name, "psdmetric", ("in_process", name)) for name, (base, _) in
+                PSDMETRIC_VARIANTS.items() if base in learners]
     methods.append((SKLEARN_NCA, "anchor", ("in_process", SKLEARN_NCA)))
     for name, (learner, params) in ANCHORS.items():
         methods.append((name, "anchor", ("anchor", (learner, params))))
@@ -504,7 +519,7 @@ def main(argv=None):
                "n_neighbors": N_NEIGHBORS, "datasets": datasets, "cells": [],
                "dataset_shapes": {},
                "psdmetric_settings": {name: non_default_parameters(build(name))
-                                      for name in learners}}
+                                      for name in [*learners, *PSDMETRIC_VARIANTS]}}
     print(f"psdmetric learners: {', '.join(learners)}", flush=True)
     run_start = time.perf_counter()
     for dataset in datasets:

@@ -145,9 +145,11 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def _constraints_from_labels(self, X, y, random_state):
         if self._constraint_kind == "pairs":
-            return pairs_from_labels(y, self.n_constraints, random_state)
+            return pairs_from_labels(y, self.n_constraints, random_state, X=X,
+                                     n_neighbors=self.n_neighbors)
         if self._constraint_kind == "targets":
-            return distance_targets_from_labels(X, y, self.n_constraints, random_state)
+            return distance_targets_from_labels(X, y, self.n_constraints, random_state,
+                                                n_neighbors=self.n_neighbors)
         return triplets_from_labels(
             X, y, self.n_neighbors, self.max_triplets, random_state
         )

@@ -56,6 +56,12 @@ class OnlineLogDet(OnlineMixin):
         ``None`` means ``40 * n_classes**2``. Same-class pairs get the 5th percentile of
         the squared distances of the data as target, different-class pairs the 95th.
 
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
+
     max_iter : int, default=20
         Maximum number of passes ``fit`` makes over the pairs.
 
@@ -150,6 +156,7 @@ class OnlineLogDet(OnlineMixin):
         "eta": [Interval(Real, 0, None, closed="neither")],
         "scale": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
@@ -162,6 +169,7 @@ class OnlineLogDet(OnlineMixin):
         *,
         scale="auto",
         n_constraints=None,
+        n_neighbors=None,
         max_iter=20,
         tol=1e-2,
         verbose=0,
@@ -170,6 +178,7 @@ class OnlineLogDet(OnlineMixin):
         self.eta = eta
         self.scale = scale
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose

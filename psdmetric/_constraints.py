@@ -218,21 +218,33 @@ def _unique_pairs(first, second, n_samples):
     return first[index], second[index]
 
 
-def pairs_from_labels(y, n_constraints=None, random_state=None):
-    """Draw random similar and dissimilar pairs from class labels.
+def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_neighbors=None):
+    """Similar and dissimilar pairs from class labels: random, or each sample's neighbours.
 
-    Half the pairs join two samples of one class (label +1), half join samples of
-    different classes (label -1). Self-pairs and repeated pairs are dropped, so fewer
-    pairs come back when the data hold fewer distinct pairs. No n×n array is formed.
+    Random (the default, as in ITML): half the pairs join two samples of one class
+    (label +1), half join samples of different classes (label -1). Self-pairs and
+    repeated pairs are dropped, so fewer pairs come back when the data hold fewer
+    distinct pairs.
+
+    Neighbours (``n_neighbors=k``, as LMNN's target neighbours and impostors): every
+    sample is paired with its ``k`` nearest samples of its own class (+1) and its ``k``
+    nearest samples of other classes (-1), Euclidean in ``X``; repeated pairs are
+    dropped. These local constraints ask the metric to fix the neighbourhoods a k-NN
+    classifier uses rather than all distances. No n×n array is formed either way.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
         Class labels.
     n_constraints : int, default=None
-        Number of pairs; ``None`` means ``40 * n_classes**2`` as in ITML.
+        Number of random pairs; ``None`` means ``40 * n_classes**2`` as in ITML. Must be
+        ``None`` with ``n_neighbors``.
     random_state : int, RandomState instance or None
-        Seed for the draw.
+        Seed for the random draw.
+    X : array-like of shape (n_samples, n_features), default=None
+        The samples; required with ``n_neighbors``.
+    n_neighbors : int, default=None
+        Neighbours per sample and side; ``None`` draws random pairs.
 
     Returns
     -------
@@ -244,8 +256,33 @@ def pairs_from_labels(y, n_constraints=None, random_state=None):
     >>> c = pairs_from_labels([0, 0, 1, 1, 1], n_constraints=4, random_state=0)
     >>> sorted(c.labels.tolist())
     [-1, -1, 1, 1]
+    >>> X = [[0.0], [1.0], [5.0], [7.0]]
+    >>> pairs_from_labels([0, 0, 1, 1], X=X, n_neighbors=1).pairs
+    array([[0, 1],
+           [2, 3],
+           [0, 2],
+           [1, 2],
+           [3, 1]])
     """
     codes, n_classes = _encode_labels(np.asarray(y))
+    if n_neighbors is not None:
+        if n_constraints is not None:
+            raise ValueError(
+                "Pass n_constraints (random pairs) or n_neighbors (neighbour pairs), "
+                "not both."
+            )
+        if X is None:
+            raise ValueError("Neighbour pairs (n_neighbors) need the samples X.")
+        if n_classes < 2:
+            raise ValueError("Neighbour pairs need at least two classes in y.")
+        X = np.asarray(X, dtype=np.float64)
+        same, other = _nearest_neighbours(X, codes, n_classes, int(n_neighbors))
+        anchors = np.repeat(np.arange(len(codes)), same.shape[1])
+        similar = _unique_pairs(anchors, same.ravel(), len(codes))
+        dissimilar = _unique_pairs(anchors, other.ravel(), len(codes))
+        pairs = np.concatenate([np.column_stack(similar), np.column_stack(dissimilar)])
+        labels = np.concatenate([np.ones(len(similar[0])), -np.ones(len(dissimilar[0]))])
+        return PairConstraints(pairs, labels)
     n_samples = len(codes)
     if n_constraints is None:
         n_constraints = 40 * n_classes**2
@@ -357,11 +394,13 @@ def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
     return np.percentile(squared, percentiles)
 
 
-def distance_targets_from_labels(X, y, n_constraints=None, random_state=None):
+def distance_targets_from_labels(X, y, n_constraints=None, random_state=None, *,
+                                 n_neighbors=None):
     """Pairs from labels with target squared distances for the regression learners.
 
-    Same-class pairs get the 5th percentile of the squared distances as target,
-    different-class pairs the 95th (the ITML bounds, read as targets).
+    The pairs are those of :func:`pairs_from_labels` (random, or neighbours with
+    ``n_neighbors``). Same-class pairs get the 5th percentile of the squared distances
+    as target, different-class pairs the 95th (the ITML bounds, read as targets).
 
     Returns
     -------
@@ -377,7 +416,7 @@ def distance_targets_from_labels(X, y, n_constraints=None, random_state=None):
     2
     """
     rng = check_random_state(random_state)
-    pairs = pairs_from_labels(y, n_constraints, rng)
+    pairs = pairs_from_labels(y, n_constraints, rng, X=X, n_neighbors=n_neighbors)
     u, lower = squared_distance_bounds(X, random_state=rng)
     return DistanceTargets(pairs.pairs, np.where(pairs.labels == 1, u, lower))
 
@@ -405,18 +444,33 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
            [2, 3, 1],
            [3, 2, 1]])
     """
-    X = np.asarray(X, dtype=np.float64)
     codes, n_classes = _encode_labels(np.asarray(y))
     if n_classes < 2:
         raise ValueError("Triplets need at least two classes in y.")
-    counts = np.bincount(codes)
     k = int(n_neighbors)
+    same, other = _nearest_neighbours(np.asarray(X, dtype=np.float64), codes, n_classes, k)
+    anchors = np.repeat(np.arange(len(codes)), k * k)
+    triplets = np.column_stack(
+        [anchors, np.repeat(same, k, axis=1).ravel(), np.tile(other, (1, k)).ravel()]
+    )
+    if max_triplets is not None and max_triplets < len(triplets):
+        rng = check_random_state(random_state)
+        triplets = triplets[np.sort(rng.choice(len(triplets), max_triplets, replace=False))]
+    return TripletConstraints(triplets)
+
+
+def _nearest_neighbours(X, codes, n_classes, k):
+    """Each sample's ``k`` nearest same-class and ``k`` nearest other-class samples.
+
+    Neighbours are found per class with a tree or brute-force search: no n×n matrix.
+    """
+    counts = np.bincount(codes, minlength=n_classes)
     smallest_other = len(codes) - counts.max()
     if k < 1 or k >= counts.min() or k > smallest_other:
         raise ValueError(
-            f"n_neighbors={n_neighbors} must be at least 1, below the size of the "
-            f"smallest class ({counts.min()}) and at most the number of samples outside "
-            f"the largest class ({smallest_other})."
+            f"n_neighbors={k} must be at least 1, below the size of the smallest class "
+            f"({counts.min()}) and at most the number of samples outside the largest "
+            f"class ({smallest_other})."
         )
     same = np.empty((len(codes), k), dtype=np.intp)
     other = np.empty((len(codes), k), dtype=np.intp)
@@ -431,11 +485,4 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
         same[members] = members[np.take_along_axis(index, keep, axis=1)]
         nearest = NearestNeighbors(n_neighbors=k).fit(X[rest])
         other[members] = rest[nearest.kneighbors(X[members], return_distance=False)]
-    anchors = np.repeat(np.arange(len(codes)), k * k)
-    triplets = np.column_stack(
-        [anchors, np.repeat(same, k, axis=1).ravel(), np.tile(other, (1, k)).ravel()]
-    )
-    if max_triplets is not None and max_triplets < len(triplets):
-        rng = check_random_state(random_state)
-        triplets = triplets[np.sort(rng.choice(len(triplets), max_triplets, replace=False))]
-    return TripletConstraints(triplets)
+    return same, other

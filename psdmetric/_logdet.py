@@ -53,6 +53,12 @@ class LogDet(MahalanobisMixin):
     n_constraints : int, default=None
         Number of pairs drawn from the labels; ``None`` means ``40 * n_classes**2``.
 
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
+
     tol : float, default=1e-3
         Stop when the duals change by at most ``tol`` over a cycle, measured as
         ``‖Δν‖₁ / (‖ν‖₂ + ‖ν_prev‖₂)`` (the ITML criterion). Each cycle visits the
@@ -121,6 +127,7 @@ class LogDet(MahalanobisMixin):
         "gamma": [Interval(Real, 0, None, closed="right")],
         "bounds": ["array-like", None],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
@@ -135,6 +142,7 @@ class LogDet(MahalanobisMixin):
         gamma=1.0,
         bounds=None,
         n_constraints=None,
+        n_neighbors=None,
         tol=1e-3,
         max_iter=1000,
         verbose=0,
@@ -145,6 +153,7 @@ class LogDet(MahalanobisMixin):
         self.gamma = gamma
         self.bounds = bounds
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.tol = tol
         self.max_iter = max_iter
         self.verbose = verbose

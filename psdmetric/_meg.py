@@ -44,6 +44,12 @@ class MEG(OnlineMixin):
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
         ``None`` means ``40 * n_classes**2``. See Notes for their targets.
 
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
+
     max_iter : int, default=20
         Maximum number of passes ``fit`` makes over the pairs.
 
@@ -123,6 +129,7 @@ class MEG(OnlineMixin):
     _parameter_constraints: dict = {
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
@@ -134,6 +141,7 @@ class MEG(OnlineMixin):
         eta="auto",
         *,
         n_constraints=None,
+        n_neighbors=None,
         max_iter=20,
         tol=1e-2,
         verbose=0,
@@ -141,6 +149,7 @@ class MEG(OnlineMixin):
     ):
         self.eta = eta
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
@@ -197,7 +206,8 @@ class MEG(OnlineMixin):
         return self._partial_fit_online(X, y, constraints)
 
     def _constraints_from_labels(self, X, y, random_state):
-        targets = distance_targets_from_labels(X, y, self.n_constraints, random_state)
+        targets = distance_targets_from_labels(X, y, self.n_constraints, random_state,
+                                               n_neighbors=self.n_neighbors)
         return type(targets)(targets.pairs, targets.distances / X.shape[1])
 
     def _initialize(self, n_features):

@@ -34,6 +34,7 @@ _COMMON_PARAMETERS = {
     "beta": [Interval(Real, 0, None, closed="left")],
     "initial_threshold": [Interval(Real, 1, None, closed="left")],
     "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
@@ -78,6 +79,12 @@ class POLA(PairClassifierMixin, OnlineMixin):
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
         ``None`` means ``40 * n_classes**2``. Same-class pairs are similar (+1),
         different-class pairs dissimilar (-1).
+
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
 
     max_iter : int, default=50
         Maximum number of passes ``fit`` makes over the pairs.
@@ -163,6 +170,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         beta=0.1,
         initial_threshold=1.0,
         n_constraints=None,
+        n_neighbors=None,
         max_iter=50,
         verbose=0,
         random_state=None,
@@ -171,6 +179,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self.beta = beta
         self.initial_threshold = initial_threshold
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.max_iter = max_iter
         self.verbose = verbose
         self.random_state = random_state
@@ -296,6 +305,12 @@ class KernelPOLA(POLA):
     n_constraints : int, default=None
         Number of pairs drawn from class labels; ``None`` means ``40 * n_classes**2``.
 
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
+
     max_iter : int, default=50
         Maximum number of passes ``fit`` makes over the pairs.
 
@@ -368,13 +383,15 @@ class KernelPOLA(POLA):
         beta=0.1,
         initial_threshold=1.0,
         n_constraints=None,
+        n_neighbors=None,
         max_iter=50,
         verbose=0,
         random_state=None,
     ):
         super().__init__(
             gamma=gamma, beta=beta, initial_threshold=initial_threshold,
-            n_constraints=n_constraints, max_iter=max_iter, verbose=verbose,
+            n_constraints=n_constraints, n_neighbors=n_neighbors, max_iter=max_iter,
+            verbose=verbose,
             random_state=random_state,
         )
         self.kernel = kernel

@@ -34,6 +34,7 @@ _COMMON_PARAMETERS: dict = {
     "prior": [StrOptions({"identity", "covariance"}), "array-like"],
     "bounds": ["array-like", None],
     "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
     "tol": [Interval(Real, 0, None, closed="left")],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
     "verbose": ["verbose"],
@@ -103,6 +104,12 @@ class VonNeumann(MahalanobisMixin):
 
     n_constraints : int, default=None
         Number of pairs drawn from the labels; ``None`` means ``40 * n_classes**2``.
+
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
 
     tol : float, default=1e-3
         Stop when the duals change by at most ``tol`` over a cycle, measured as
@@ -197,6 +204,7 @@ class VonNeumann(MahalanobisMixin):
         gamma=1.0,
         bounds=None,
         n_constraints=None,
+        n_neighbors=None,
         tol=1e-3,
         max_iter=1000,
         verbose=0,
@@ -207,6 +215,7 @@ class VonNeumann(MahalanobisMixin):
         self.gamma = gamma
         self.bounds = bounds
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.tol = tol
         self.max_iter = max_iter
         self.verbose = verbose
@@ -296,6 +305,12 @@ class DefiniteBoost(MahalanobisMixin):
 
     n_constraints : int, default=None
         Number of pairs drawn from the labels; ``None`` means ``40 * n_classes**2``.
+
+    n_neighbors : int, default=None
+        Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
+        its own class (similar) and of the other classes (dissimilar), see
+        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
+        pairs.
 
     projection : {"approximate", "exact"}, default="approximate"
         ``"approximate"``: greedy steps of seed 000 §4.2. ``"exact"``: cyclic exact
@@ -414,6 +429,7 @@ class DefiniteBoost(MahalanobisMixin):
         prior="identity",
         bounds=None,
         n_constraints=None,
+        n_neighbors=None,
         projection="approximate",
         dual_correction=False,
         tol=1e-3,
@@ -425,6 +441,7 @@ class DefiniteBoost(MahalanobisMixin):
         self.prior = prior
         self.bounds = bounds
         self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
         self.projection = projection
         self.dual_correction = dual_correction
         self.tol = tol

@@ -99,6 +99,44 @@ def test_triplets_match_brute_force_nearest_neighbours(n_neighbors):
     assert sorted(map(tuple, triplets.tolist())) == sorted(expected)
 
 
+@pytest.mark.parametrize("n_neighbors", [1, 3])
+def test_neighbour_pairs_are_the_brute_force_nearest_neighbours(n_neighbors):
+    rng = np.random.RandomState(6)
+    X = rng.randn(50, 4)
+    y = rng.choice(["a", "b", "c"], size=50)
+    constraints = pairs_from_labels(y, X=X, n_neighbors=n_neighbors)
+    distances = cdist(X, X)
+    similar, dissimilar = set(), set()
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        other = np.flatnonzero(y != y[i])
+        similar |= {frozenset((i, j)) for j in same[np.argsort(distances[i, same])[:n_neighbors]]}
+        dissimilar |= {frozenset((i, k))
+                       for k in other[np.argsort(distances[i, other])[:n_neighbors]]}
+    got = [frozenset(pair) for pair in constraints.pairs.tolist()]
+    assert len(got) == len(set(got))  # each unordered pair once
+    assert {p for p, l in zip(got, constraints.labels) if l == 1} == similar
+    assert {p for p, l in zip(got, constraints.labels) if l == -1} == dissimilar
+
+
+def test_neighbour_pairs_reach_every_pair_learner_and_reject_bad_requests():
+    from psdmetric import MEG, POLA, DefiniteBoost, KernelPOLA, LogDet, OnlineLogDet, VonNeumann
+
+    rng = np.random.RandomState(7)
+    X, y = rng.randn(30, 3), np.arange(30) % 3
+    expected = pairs_from_labels(y, X=X, n_neighbors=2)
+    for Learner in (LogDet, VonNeumann, DefiniteBoost, POLA, KernelPOLA, MEG, OnlineLogDet):
+        learner = Learner(n_neighbors=2, max_iter=1, random_state=0)
+        got = learner._constraints_from_labels(X, y, np.random.RandomState(0))
+        assert_array_equal(got.pairs, expected.pairs)
+    with pytest.raises(ValueError, match="not both"):
+        pairs_from_labels(y, n_constraints=10, X=X, n_neighbors=1)
+    with pytest.raises(ValueError, match="need the samples X"):
+        pairs_from_labels(y, n_neighbors=1)
+    with pytest.raises(ValueError, match="n_neighbors=10 must be"):
+        LogDet(n_neighbors=10).fit(X, y)
+
+
 def test_triplets_subsample_reproducibly():
     rng = np.random.RandomState(5)
     X, y = rng.randn(60, 2), np.arange(60) % 3
