@@ -1,7 +1,7 @@
 """
-======================================
+=====================================
 Convergence of the cyclic projections
-======================================
+=====================================
 
 With ``verbose=1`` a learner prints one row per cycle (or pass). For the LogDet learner
 the row holds the change of the dual variables over the cycle,

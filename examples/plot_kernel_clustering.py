@@ -1,7 +1,7 @@
 """
-=====================================================
+====================================================
 Learning a low-rank kernel from pairs for clustering
-=====================================================
+====================================================
 
 Kernel mode of the LogDet learner (seed 002, Alg. 2): start from a rank-16 factor
 ``G₀`` of an RBF kernel over the digits 3, 8 and 9, add similar / dissimilar pairs,

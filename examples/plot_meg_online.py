@@ -1,7 +1,7 @@
 """
-==========================================================
+==============================================================
 MEG: learning a kernel online from distances (seed 000 Fig. 2)
-==========================================================
+==============================================================
 
 :class:`~psdmetric.MEG` learns a trace-one positive definite matrix one example at a
 time. Seed 000 §5 uses it to learn a kernel among 52 objects from a stream of

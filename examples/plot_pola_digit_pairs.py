@@ -1,7 +1,7 @@
 """
-====================================================
+==================================================
 POLA on the 45 MNIST digit pairs (seed 003 Fig. 3)
-====================================================
+==================================================
 
 :class:`~psdmetric.POLA` learns a pseudo-metric and a threshold online, one pair at a
 time. Seed 003 §7 trains it on each of the 45 binary problems of MNIST ("3 vs 8",

@@ -1,7 +1,7 @@
 """
-=====================================================
+=======================================================
 PSDBoost: the dual objective per base (seed 004 Fig. 1)
-=====================================================
+=======================================================
 
 :class:`~psdmetric.PSDBoost` learns a trace-one metric ``X = Σ θ_m u_m u_mᵀ`` one rank-one
 base at a time (column generation). After each base it solves the restricted dual
