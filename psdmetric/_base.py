@@ -38,8 +38,38 @@ def _learned_distance(u, v, components):
 class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base class of the metric learners: transform, distances and fit plumbing.
 
-    Subclasses set ``_constraint_kind`` to ``"pairs"``, ``"targets"`` or
-    ``"triplets"`` and fit ``components_``, ``n_iter_`` and ``n_features_in_``.
+    Everything a fitted learner offers derives from ``components_`` (``L``): the
+    transform ``X Lᵀ``, the Mahalanobis matrix ``M = LᵀL``, pair distances and a
+    metric callable for :class:`~sklearn.neighbors.KNeighborsClassifier`. It has no
+    parameters of its own; subclasses set ``_constraint_kind`` to ``"pairs"``,
+    ``"targets"`` or ``"triplets"`` and fit ``components_``, ``n_iter_`` and
+    ``n_features_in_``.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned linear map ``L``; set by the subclass's ``fit``.
+
+    n_iter_ : int
+        Iterations (cycles, passes or bases) of the last fit.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from psdmetric import LogDet, MahalanobisMixin
+    >>> X, y = load_iris(return_X_y=True)
+    >>> learner = LogDet(random_state=0).fit(X, y)
+    >>> isinstance(learner, MahalanobisMixin)
+    True
+    >>> L, M = learner.components_, learner.get_mahalanobis_matrix()
+    >>> bool(np.allclose(M, L.T @ L))
+    True
+    >>> bool(np.allclose(learner.transform(X[:2]), X[:2] @ L.T))
+    True
     """
 
     _constraint_kind = "pairs"

@@ -45,6 +45,15 @@ class PairConstraints:
         pairs). ``None`` lets the learner apply its ``bounds=(u, l)`` to all pairs (by
         default the 5th and 95th percentiles of the squared distances).
 
+    Attributes
+    ----------
+    pairs : ndarray of shape (n_pairs, 2)
+        The validated row indices, as integers.
+    labels : ndarray of shape (n_pairs,)
+        The labels as integers, +1 or -1.
+    bounds : ndarray of shape (n_pairs,) or None
+        The validated per-pair bounds, as floats, or ``None``.
+
     Notes
     -----
     A pair listed twice with the same label is two (redundant) constraints; a pair
@@ -88,6 +97,13 @@ class DistanceTargets:
     distances : array-like of shape (n_pairs,)
         Target squared distances, finite and non-negative.
 
+    Attributes
+    ----------
+    pairs : ndarray of shape (n_pairs, 2)
+        The validated row indices, as integers.
+    distances : ndarray of shape (n_pairs,)
+        The targets, as floats.
+
     Examples
     --------
     >>> from psdmetric import DistanceTargets
@@ -114,6 +130,11 @@ class TripletConstraints:
     ----------
     triplets : array-like of shape (n_triplets, 3)
         Row indices into ``X``: anchor, its similar sample, its dissimilar sample.
+
+    Attributes
+    ----------
+    triplets : ndarray of shape (n_triplets, 3)
+        The validated row indices, as integers.
 
     Examples
     --------
@@ -402,6 +423,22 @@ def distance_targets_from_labels(X, y, n_constraints=None, random_state=None, *,
     ``n_neighbors``). Same-class pairs get the 5th percentile of the squared distances
     as target, different-class pairs the 95th (the ITML bounds, read as targets).
 
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The samples whose squared distances set the targets (and, with
+        ``n_neighbors``, the neighbours).
+    y : array-like of shape (n_samples,)
+        Class labels.
+    n_constraints : int, default=None
+        Number of random pairs; ``None`` means ``40 * n_classes**2``. Must be ``None``
+        with ``n_neighbors``.
+    random_state : int, RandomState instance or None
+        Seed for the pairs and for the sample of pairs the percentiles are read from.
+    n_neighbors : int, default=None
+        Neighbours per sample and side (see :func:`pairs_from_labels`); ``None`` draws
+        random pairs.
+
     Returns
     -------
     DistanceTargets
@@ -428,6 +465,20 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     own class ``j`` and of the other classes ``k``, giving ``n_neighbors²`` triplets
     ``(i, j, k)`` per sample; keep a random subset of ``max_triplets`` if given.
     Neighbours are found per class with a tree or brute-force search: no n×n matrix.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        The samples; neighbours are Euclidean in ``X``.
+    y : array-like of shape (n_samples,)
+        Class labels; ``n_neighbors`` must be below the size of the smallest class and
+        at most the number of samples outside the largest.
+    n_neighbors : int, default=1
+        Neighbours per sample on each side.
+    max_triplets : int, default=None
+        Keep a random subset of this many triplets; ``None`` keeps all.
+    random_state : int, RandomState instance or None
+        Seed for the subset.
 
     Returns
     -------

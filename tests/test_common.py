@@ -1,7 +1,10 @@
-"""scikit-learn's estimator checks over every estimator the package exports."""
+"""scikit-learn's estimator checks over every estimator the package exports, and the
+numpydoc sections every public name's docstring must have."""
 
 import inspect
+import re
 
+import pytest
 from sklearn.base import BaseEstimator
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -24,3 +27,24 @@ def test_every_estimator_is_checked():
 @parametrize_with_checks([estimator() for estimator in ESTIMATORS])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _sections(docstring):
+    """numpydoc section titles: a line followed by a line of dashes as long."""
+    lines = inspect.cleandoc(docstring or "").splitlines()
+    return {title for title, rule in zip(lines, lines[1:])
+            if title and re.fullmatch(r"-+", rule) and len(rule) == len(title)}
+
+
+@pytest.mark.parametrize("name", psdmetric.__all__)
+def test_public_docstring_has_the_numpydoc_sections(name):
+    obj = getattr(psdmetric, name)
+    required = {"Examples"}
+    takes_arguments = bool(inspect.signature(obj).parameters)
+    if takes_arguments:
+        required.add("Parameters")
+    if inspect.isclass(obj):
+        required.add("Attributes")
+    else:
+        required.add("Returns")
+    assert required <= _sections(obj.__doc__), f"{name} lacks {required - _sections(obj.__doc__)}"
