@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 def demo(n_neighbors=3, random_state=0):
     """k-NN test error and fit time on the bundled digits: Euclidean vs learned metrics."""
-    from psdmetric import LogDet
+    from psdmetric import LogDet, OnlineLogDet
 
     X, y = load_digits(return_X_y=True)
     X_train, X_test, y_train, y_test = train_test_split(
@@ -24,10 +24,15 @@ def demo(n_neighbors=3, random_state=0):
     )
     print(f"digits: {X_train.shape[0]} training and {X_test.shape[0]} test samples, "
           f"{X.shape[1]} features, {n_neighbors}-NN\n")
-    learners = [("Euclidean", None), ("LogDet (ITML)", LogDet(random_state=random_state))]
-    print(f"{'metric':<16} {'test error':>10} {'fit time (s)':>13} {'cycles':>8}")
+    learners = [
+        ("Euclidean", None),
+        ("LogDet (ITML)", LogDet(random_state=random_state)),
+        ("LogDet, 3 neighbour pairs", LogDet(n_neighbors=3, random_state=random_state)),
+        ("OnlineLogDet (Burg)", OnlineLogDet(random_state=random_state)),
+    ]
+    print(f"{'metric':<26} {'test error':>10} {'fit time (s)':>13} {'n_iter_':>8}")
     for name, learner in learners:
-        print(f"{name:<16} ", end="", flush=True)
+        print(f"{name:<26} ", end="", flush=True)
         steps = [StandardScaler()] + ([learner] if learner is not None else [])
         model = make_pipeline(*steps, KNeighborsClassifier(n_neighbors))
         with warnings.catch_warnings(record=True) as caught:
