@@ -1,8 +1,9 @@
 """Regenerate every benchmark result under docs/benchmarks/ with one command.
 
 Runs every script in ``bench/`` (every ``*.py`` not starting with ``_``, this file
-excepted), one after the other so that their timings do not disturb each other, from
-the repository root, and prints a summary. A script that fails does not stop the others;
+excepted), then the second runs of ``EXTRA_RUNS`` (the suite's goal-(b) page), one
+after the other so that their timings do not disturb each other, from the repository
+root, and prints a summary. A script that fails does not stop the others;
 the exit code is non-zero if any failed.
 
     python bench/run_all.py                    # full run: writes docs/benchmarks/
@@ -22,6 +23,13 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
+
+# Pages written by a second run of a script with options of its own: (script, options).
+EXTRA_RUNS = [
+    ("bench_suite.py", ["--budget", "900", "--name", "suite_logdet_itml", "--methods",
+                        "Euclidean", "LogDet", "LogDet, n_neighbors=3",
+                        "metric-learn ITML_Supervised"]),
+]
 
 
 def discover():
@@ -53,12 +61,16 @@ def main(argv=None):
                          f"found {', '.join(path.stem for path in scripts)}")
         scripts = [path for path in scripts if path.stem in wanted]
 
+    runs = [(path, []) for path in scripts]
+    runs += [(BENCH / script, options) for script, options in EXTRA_RUNS
+             if BENCH / script in scripts]
     summary = []
-    for path in scripts:
-        command = [sys.executable, str(path.relative_to(ROOT))]
+    for path, options in runs:
+        command = [sys.executable, str(path.relative_to(ROOT)), *options]
+        name = " ".join([path.name, *options])
         if args.quick:
             if not has_quick_mode(path):
-                summary.append((path.name, "skipped (no --quick mode)", 0.0))
+                summary.append((name, "skipped (no --quick mode)", 0.0))
                 print(f"\n=== {path.name}: skipped, it has no --quick mode ===", flush=True)
                 continue
             command.append("--quick")
@@ -66,7 +78,7 @@ def main(argv=None):
         start = time.perf_counter()
         code = subprocess.run(command, cwd=ROOT).returncode
         seconds = time.perf_counter() - start
-        summary.append((path.name, "ok" if code == 0 else f"FAILED (exit {code})", seconds))
+        summary.append((name, "ok" if code == 0 else f"FAILED (exit {code})", seconds))
 
     print("\n=== summary ===")
     for name, status, seconds in summary:

@@ -224,7 +224,8 @@ def test_pipeline_grid_search_and_knn_metric():
     knn = KNeighborsClassifier(3, metric=learner.get_metric()).fit(X, y)
     euclidean_in_learned_space = KNeighborsClassifier(3).fit(learner.transform(X), y)
     assert_allclose(
-        knn.kneighbors(X[:10])[0], euclidean_in_learned_space.kneighbors(learner.transform(X[:10]))[0],
+        knn.kneighbors(X[:10])[0],
+        euclidean_in_learned_space.kneighbors(learner.transform(X[:10]))[0],
         rtol=1e-10,
     )
 

@@ -102,8 +102,9 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     ``z = X[i] − X[j]``) with target ``y' = targets[t] / (scale ‖z‖²)``; the learned
     metric is ``scale · W``. ``W`` is kept through ``K = W⁻¹ − I ≻ 0`` (so
     ``0 ≺ W ≺ I`` holds by construction) as two lower-triangular, column-major
-    Cholesky factors updated in place: ``F Fᵀ = K`` and ``G Gᵀ = I + K``. Alg. 2's step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ``
-    is the same rank-one change of both, applied by CHOLUPDATEMULT in O(d²).
+    Cholesky factors updated in place: ``F Fᵀ = K`` and ``G Gᵀ = I + K``. Alg. 2's
+    step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ`` is the same rank-one change of both, applied by
+    CHOLUPDATEMULT in O(d²).
 
     The rate follows Alg. 2: unchanged when ``ŷ > y``, otherwise
     ``η ← min(η, ½ / (2(y − ŷ) ẑᵀ(W⁻¹ − I)⁻¹ẑ))`` (the paper's
