@@ -405,10 +405,16 @@ def squared_distance_bounds(X, percentiles=(5, 95), random_state=None):
         first = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
         second = rng.randint(0, n_samples, size=_MAX_BOUND_PAIRS)
     squared = np.empty(len(first))
-    for start in range(0, len(first), _BOUND_CHUNK):  # chunks bound the memory at any d
-        chunk = slice(start, start + _BOUND_CHUNK)
-        difference = X[first[chunk]] - X[second[chunk]]
-        squared[chunk] = np.einsum("ij,ij->i", difference, difference)
+    # Reused chunk buffers bound the memory at any d and keep the gathers in cache.
+    difference = np.empty((min(_BOUND_CHUNK, len(first)), X.shape[1]))
+    other = np.empty_like(difference)
+    for start in range(0, len(first), _BOUND_CHUNK):
+        stop = min(start + _BOUND_CHUNK, len(first))
+        rows = slice(0, stop - start)
+        np.take(X, first[start:stop], axis=0, out=difference[rows], mode="clip")
+        np.take(X, second[start:stop], axis=0, out=other[rows], mode="clip")
+        np.subtract(difference[rows], other[rows], out=difference[rows])
+        squared[start:stop] = np.einsum("ij,ij->i", difference[rows], difference[rows])
     squared = squared[squared > 0]
     if len(squared) == 0:
         return np.zeros(2)
