@@ -281,8 +281,9 @@ def projection_cost(X, pairs, labels, bounds, rate, repeats):
             return n_violated
 
         with threadpool_limits(1, user_api="blas"):
-            cycles = cyclic_projections(sweep, dual, tol=TOL, max_iter=MAX_ITER, verbose=0,
-                                        name="LogDet", random_state=np.random.RandomState(0))
+            cycles = cyclic_projections(sweep, dual, (targets, B), tol=TOL, max_iter=MAX_ITER,
+                                        verbose=0, name="LogDet",
+                                        random_state=np.random.RandomState(0))
         runs.append((watch.seconds(), tally["projections"], cycles))
     seconds, projections, cycles = min(runs, key=lambda run: run[0]["cpu"])
     visits = cycles * len(pairs)

@@ -200,8 +200,8 @@ class LogDet(MahalanobisMixin):
                                 gamma_ratio, inv_gamma, order)
 
         self.n_iter_ = cyclic_projections(
-            sweep, dual, tol=self.tol, max_iter=self.max_iter, verbose=self.verbose,
-            name=type(self).__name__, random_state=rng,
+            sweep, dual, (targets, B), tol=self.tol, max_iter=self.max_iter,
+            verbose=self.verbose, name=type(self).__name__, random_state=rng,
         )
         self.components_ = B.T @ initial
         self.constraints_ = constraints

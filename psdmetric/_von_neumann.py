@@ -265,8 +265,8 @@ class VonNeumann(MahalanobisMixin):
         # must not depend on the thread count.
         with threadpool_limits(limits=1, user_api="blas"):
             self.n_iter_ = cyclic_projections(
-                sweep, dual, tol=self.tol, max_iter=self.max_iter, verbose=self.verbose,
-                name=type(self).__name__, random_state=rng,
+                sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
+                verbose=self.verbose, name=type(self).__name__, random_state=rng,
             )
         self.eigenvalues_, self.eigenvectors_, self.components_ = _components(
             eigenvectors, W, Q, trace_one=False)
@@ -532,8 +532,8 @@ class DefiniteBoost(MahalanobisMixin):
 
         try:
             n_iter = cyclic_projections(
-                sweep, dual, tol=self.tol, max_iter=self.max_iter, verbose=self.verbose,
-                name=type(self).__name__, random_state=rng,
+                sweep, dual, (bounds, Q, W), tol=self.tol, max_iter=self.max_iter,
+                verbose=self.verbose, name=type(self).__name__, random_state=rng,
             )
         except _Infeasible:
             return len(cycles), int(stats[0]), True

@@ -25,13 +25,13 @@ ONLINE = [Estimator for Estimator in ESTIMATORS if hasattr(Estimator, "partial_f
 online_ids = [Estimator.__name__ for Estimator in ONLINE]
 ONLINE_METRIC_LEARNERS = [E for E in ONLINE if hasattr(E, "get_mahalanobis_matrix")]
 
-# The call each batch learner's loop makes once per cycle / iteration, and whether the
-# interrupt may come after that call has run (the learner keeps a copy to go back to;
-# the cyclic driver of LogDet and VonNeumann does not). The online learners (all with
-# ``_one_pass``) are interrupted as their second pass returns.
+# The call each batch learner's loop makes once per cycle / iteration; the interrupt
+# comes after that call has run, as a real Ctrl-C during a compiled sweep does (every
+# learner keeps a copy of the last counted pass to go back to). The online learners
+# (all with ``_one_pass``) are interrupted as their second pass returns.
 BATCH_LOOP_CALLS = {
-    LogDet: (psdmetric._logdet, "logdet_sweep", False),
-    VonNeumann: (psdmetric._von_neumann, "von_neumann_sweep", False),
+    LogDet: (psdmetric._logdet, "logdet_sweep", True),
+    VonNeumann: (psdmetric._von_neumann, "von_neumann_sweep", True),
     DefiniteBoost: (psdmetric._von_neumann, "definite_boost_steps", True),
     PSDBoost: (psdmetric._psdboost._RestrictedMaster, "solve", True),
 }

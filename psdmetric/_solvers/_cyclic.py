@@ -3,8 +3,8 @@
 A learner supplies ``sweep(order)``, one pass over all constraints in the given order
 that updates its matrix and the dual variables ν in place. The driver draws a fresh
 random order for every cycle, repeats until ν settles, prints the ``verbose`` table,
-warns when ``max_iter`` is hit and keeps the last complete cycle when the user
-interrupts the fit.
+warns when ``max_iter`` is hit and goes back to the state the last counted cycle left
+when the user interrupts the fit.
 
 Why a fresh order: with one fixed order (as in the ITML reference code) the projections
 can creep towards the solution for thousands of cycles; on scikit-learn's digits with
@@ -34,7 +34,7 @@ def dual_change(dual, previous):
     return float(np.abs(dual - previous).sum() / norm)
 
 
-def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name, random_state):
+def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, random_state):
     """Run ``sweep`` until the change of ``dual`` over a cycle drops below ``tol``.
 
     Parameters
@@ -45,6 +45,11 @@ def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name, random_stat
         many constraints were violated when visited.
     dual : ndarray of shape (n_constraints,)
         The dual variables ν, updated in place by ``sweep``.
+    state : tuple of ndarray
+        Every other array ``sweep`` updates in place (the matrix, slack variables). On
+        Ctrl-C these and ``dual`` are put back as the last counted cycle left them: a
+        compiled sweep runs to its end before Python sees the interrupt, so the
+        interrupt usually lands after a cycle has run but before it is counted.
     tol : float
         Stop when :func:`dual_change` is at most ``tol``.
     max_iter : int
@@ -65,27 +70,31 @@ def cyclic_projections(sweep, dual, *, tol, max_iter, verbose, name, random_stat
         print(f"[{name}]")
         print(f"{'cycle':>8} {'violated':>10} {'dual change':>14} {'time (s)':>10}")
         print("-" * 45)
-    previous = dual.copy()
-    n_iter = 0
+    arrays = (dual, *state)
+    # Counted cycles and a copy of what they left, in one store, so that an interrupt
+    # cannot separate the count from the state.
+    kept = (0, [array.copy() for array in arrays])
     try:
         for n_iter in range(1, max_iter + 1):
             start = time.perf_counter()
             n_violated = sweep(random_state.permutation(len(dual)).astype(np.intp))
-            change = dual_change(dual, previous)
+            change = dual_change(dual, kept[1][0])
             if verbose:
                 elapsed = time.perf_counter() - start
                 print(f"{n_iter:>8d} {n_violated:>10d} {change:>14.3e} {elapsed:>10.3f}")
             if change <= tol:
                 return n_iter
-            previous[:] = dual
+            kept = (n_iter, [array.copy() for array in arrays])
     except KeyboardInterrupt:
-        # The compiled sweep holds no Python frames, so the matrix is consistent here.
+        completed, copies = kept
+        for array, copy in zip(arrays, copies):
+            array[...] = copy
         warnings.warn(
-            f"{name}: fit interrupted by the user after {n_iter - 1} complete cycles; "
-            "keeping the matrix learned so far.",
+            f"{name}: training interrupted by the user after {completed} complete "
+            "cycles; keeping the metric learned so far.",
             ConvergenceWarning,
         )
-        return max(n_iter - 1, 0)
+        return completed
     warnings.warn(
         f"{name} did not converge in max_iter={max_iter} cycles (dual change "
         f"{change:.3e} > tol={tol}). Increase max_iter or tol.",
