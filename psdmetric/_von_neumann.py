@@ -27,7 +27,13 @@ from threadpoolctl import threadpool_limits
 
 from ._base import MahalanobisMixin, prior_eigenpairs
 from ._constraints import check_bounds, squared_distance_bounds
-from ._solvers import cyclic_projections, definite_boost_steps, von_neumann_sweep
+from ._solvers import (
+    checkpoint,
+    cyclic_projections,
+    definite_boost_steps,
+    roll_back,
+    von_neumann_sweep,
+)
 
 _COMMON_PARAMETERS: dict = {
     "n_components": [Interval(Integral, 1, None, closed="left"), None],
@@ -556,9 +562,7 @@ class DefiniteBoost(MahalanobisMixin):
             print("-" * 60)
         n_steps = 0
         state = (dual, Q, W, offset)
-        # Complete cycles, steps and a copy of the state they left, in one store, so
-        # that Ctrl-C can go back to them (the cycle under way may have run).
-        kept = 0, 0, [array.copy() for array in state]
+        kept = checkpoint(state, 0, 0)
         try:
             for n_iter in range(1, self.max_iter + 1):
                 begin = time.perf_counter()
@@ -567,7 +571,7 @@ class DefiniteBoost(MahalanobisMixin):
                     problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
                     problem.floor, empty_int, empty, empty)
                 n_steps += steps
-                kept = n_iter, n_steps, [array.copy() for array in state]
+                kept = checkpoint(state, n_iter, n_steps)
                 if self.verbose:
                     elapsed = time.perf_counter() - begin
                     print(f"{n_iter:>8d} {n_steps:>10d} {residual:>14.3e} "
@@ -577,12 +581,7 @@ class DefiniteBoost(MahalanobisMixin):
                 if residual <= self.tol:
                     return n_iter, n_steps, False
         except KeyboardInterrupt:
-            n_iter, n_steps, copies = kept
-            for array, copy in zip(state, copies):
-                array[...] = copy
-            warnings.warn(
-                f"{name}: training interrupted by the user after {n_iter} complete "
-                "cycles; keeping the metric learned so far.", ConvergenceWarning)
+            n_iter, n_steps = roll_back(state, kept, name)
             return n_iter, n_steps, False
         warnings.warn(
             f"{name} did not converge in max_iter={self.max_iter} cycles (largest "

@@ -1,6 +1,6 @@
 """Shared numerical machinery: projection drivers and compiled kernels."""
 
-from ._cyclic import cyclic_projections, dual_change
+from ._cyclic import checkpoint, cyclic_projections, dual_change, roll_back
 from ._eigen_update import (
     definite_boost_steps,
     meg_pass,
@@ -18,6 +18,7 @@ from ._online_kernels import (
 __all__ = [
     "burg_matrix_pass",
     "burg_vector_pass",
+    "checkpoint",
     "cholupdatemult",
     "cyclic_projections",
     "definite_boost_steps",
@@ -27,5 +28,6 @@ __all__ = [
     "meg_pass",
     "pola_pass",
     "rank_one_eigen_update",
+    "roll_back",
     "von_neumann_sweep",
 ]

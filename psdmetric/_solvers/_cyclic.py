@@ -34,6 +34,32 @@ def dual_change(dual, previous):
     return float(np.abs(dual - previous).sum() / norm)
 
 
+def checkpoint(arrays, *counts):
+    """``(*counts, copies of arrays)``: one value, so that an interrupt cannot split them.
+
+    A compiled kernel runs to its end before Python raises ``KeyboardInterrupt``, so a
+    Ctrl-C usually lands after a cycle has run but before it is counted; going back to
+    the last checkpoint keeps the count and the state in step.
+    """
+    return (*counts, [array.copy() for array in arrays])
+
+
+def roll_back(arrays, kept, name):
+    """Put ``arrays`` back as the checkpoint ``kept`` holds them, warn, return its counts.
+
+    The first count is the number of complete cycles, named in the warning.
+    """
+    *counts, copies = kept
+    for array, copy in zip(arrays, copies):
+        array[...] = copy
+    warnings.warn(
+        f"{name}: training interrupted by the user after {counts[0]} complete cycles; "
+        "keeping the metric learned so far.",
+        ConvergenceWarning,
+    )
+    return counts
+
+
 def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, random_state):
     """Run ``sweep`` until the change of ``dual`` over a cycle drops below ``tol``.
 
@@ -47,9 +73,8 @@ def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, rand
         The dual variables ν, updated in place by ``sweep``.
     state : tuple of ndarray
         Every other array ``sweep`` updates in place (the matrix, slack variables). On
-        Ctrl-C these and ``dual`` are put back as the last counted cycle left them: a
-        compiled sweep runs to its end before Python sees the interrupt, so the
-        interrupt usually lands after a cycle has run but before it is counted.
+        Ctrl-C these and ``dual`` are put back as the last counted cycle left them
+        (:func:`checkpoint`).
     tol : float
         Stop when :func:`dual_change` is at most ``tol``.
     max_iter : int
@@ -71,9 +96,7 @@ def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, rand
         print(f"{'cycle':>8} {'violated':>10} {'dual change':>14} {'time (s)':>10}")
         print("-" * 45)
     arrays = (dual, *state)
-    # Counted cycles and a copy of what they left, in one store, so that an interrupt
-    # cannot separate the count from the state.
-    kept = (0, [array.copy() for array in arrays])
+    kept = checkpoint(arrays, 0)
     try:
         for n_iter in range(1, max_iter + 1):
             start = time.perf_counter()
@@ -84,16 +107,9 @@ def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, rand
                 print(f"{n_iter:>8d} {n_violated:>10d} {change:>14.3e} {elapsed:>10.3f}")
             if change <= tol:
                 return n_iter
-            kept = (n_iter, [array.copy() for array in arrays])
+            kept = checkpoint(arrays, n_iter)
     except KeyboardInterrupt:
-        completed, copies = kept
-        for array, copy in zip(arrays, copies):
-            array[...] = copy
-        warnings.warn(
-            f"{name}: training interrupted by the user after {completed} complete "
-            "cycles; keeping the metric learned so far.",
-            ConvergenceWarning,
-        )
+        (completed,) = roll_back(arrays, kept, name)
         return completed
     warnings.warn(
         f"{name} did not converge in max_iter={max_iter} cycles (dual change "
