@@ -5,7 +5,6 @@ import sys
 import time
 import warnings
 
-import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
