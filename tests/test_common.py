@@ -17,7 +17,11 @@ ESTIMATORS = [
     and issubclass(getattr(psdmetric, name), BaseEstimator)
     and not inspect.isabstract(getattr(psdmetric, name))
     and getattr(psdmetric, name) is not psdmetric.MahalanobisMixin
+    and getattr(psdmetric, name) not in (psdmetric.PairsClassifier, psdmetric.TripletsClassifier)
 ]
+# The meta-estimators on pairs and triplets, around a seeded learner of their kind.
+META_ESTIMATORS = [psdmetric.PairsClassifier(psdmetric.LogDet(random_state=0)),
+                   psdmetric.TripletsClassifier(psdmetric.PSDBoost(random_state=0))]
 
 
 def test_every_estimator_is_checked():
