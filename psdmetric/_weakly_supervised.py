@@ -331,7 +331,7 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
         self.threshold_ = float(threshold)
         return self
 
-    def calibrate_threshold(self, X, y, *, strategy="accuracy", beta=1.0, min_rate=None):
+    def calibrate_threshold(self, X, y, strategy="accuracy", min_rate=None, beta=1.0):
         """Choose ``threshold_`` on labelled pairs for a criterion.
 
         The threshold is chosen among the midpoints between consecutive distinct
@@ -353,11 +353,11 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
             least ``min_rate``; or the true negative rate subject to a true positive
             rate of at least ``min_rate``. Ties go to the smallest threshold.
 
-        beta : float, default=1.0
-            Weight of recall in the F-beta score.
-
         min_rate : float, default=None
             The minimum rate in [0, 1] for "max_tpr" and "max_tnr".
+
+        beta : float, default=1.0
+            Weight of recall in the F-beta score.
 
         Returns
         -------
