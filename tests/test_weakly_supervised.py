@@ -1,6 +1,7 @@
 """Pairs and triplets as samples: thresholds, equivalences, model selection, routing."""
 
 import copy
+import pickle
 import runpy
 import warnings
 from pathlib import Path
@@ -23,6 +24,7 @@ from psdmetric import (
     MEG,
     POLA,
     BurgRegressor,
+    KernelPOLA,
     LogDet,
     PairConstraints,
     PairsClassifier,
@@ -343,3 +345,21 @@ def test_metric_learn_migration_example_runs():
     assert namespace["accuracy"] == np.mean(best.predict(namespace["pairs_test"]) == y_test)
     assert "from metric_learn import ITML" in (EXAMPLES / "plot_metric_learn_migration.py"
                                                ).read_text()
+
+
+# --- KernelPOLA's metric callable -----------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_kernel_pola_metric_callable_for_a_nonlinear_kernel():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (60, 2))
+    y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)
+    model = KernelPOLA(kernel="rbf", kernel_params={"gamma": 5.0}, gamma=1.0, beta=0.5,
+                       random_state=0).fit(X, y)
+    assert not hasattr(model, "get_mahalanobis_matrix")
+    metric = pickle.loads(pickle.dumps(model.get_metric()))
+    pairs = np.stack([X[:20], X[20:40]], axis=1)
+    assert_allclose([metric(u, v) for u, v in pairs], model.pair_distance(pairs))
+    by_metric = KNeighborsClassifier(3, metric=model.get_metric()).fit(X[:40], y[:40])
+    by_transform = KNeighborsClassifier(3).fit(model.transform(X[:40]), y[:40])
+    assert_array_equal(by_metric.predict(X[40:]), by_transform.predict(model.transform(X[40:])))
