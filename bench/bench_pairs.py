@@ -57,7 +57,7 @@ from psdmetric import LogDet, PairsClassifier, pairs_from_labels  # noqa: E402
 
 DATASETS = ("digits", "wine", "breast_cancer")
 QUICK_DATASETS = ("iris", "wine")
-GAMMAS = (0.01, 0.1, 1.0, 10.0)
+GAMMAS = (0.01, 0.1, 1.0, 10.0, 100.0)
 QUICK_GAMMAS = (0.1, 1.0)
 N_FOLDS = 3
 TARGET_SPEEDUP = 10.0
@@ -91,12 +91,22 @@ def run_psdmetric(X, pairs, labels, X_test, test_pairs, test_labels, folds, gamm
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     fit_seconds = float(np.sum(search.cv_results_["mean_fit_time"]) * len(folds)
                         + search.refit_time_)
+    # GridSearchCV times fits by wall clock only: time the same (deterministic) fits
+    # again for their CPU time.
+    fit_cpu_seconds = 0.0
+    for gamma in gammas:
+        for train, _ in [*folds, (np.arange(len(pairs)), None)]:
+            cpu_start = time.process_time()
+            PairsClassifier(LogDet(gamma=gamma, random_state=0), preprocessor=X).fit(
+                pairs[train], labels[train])
+            fit_cpu_seconds += time.process_time() - cpu_start
     best = search.best_estimator_
     test_auc = negative_distance_auc(best.learner_.components_, X_test, test_pairs,
                                      test_labels)
     return {"best_gamma": search.best_params_["learner__gamma"],
             "cv_auc": list(search.cv_results_["mean_test_score"]),
             "test_auc": test_auc, "fit_seconds": fit_seconds,
+            "fit_cpu_seconds": fit_cpu_seconds,
             "search_seconds": wall, "search_cpu_seconds": cpu}
 
 
@@ -135,13 +145,16 @@ def page(results, info):
         "0.7.0's `ITML` with the same grid, folds and pairs (see `bench/bench_pairs.py`): "
         f"{N_FOLDS}-fold cross-validation over the training pairs, refit of the best "
         "`gamma`, ROC AUC of the negative learned distance on pairs of held-out samples. "
-        "Fit time: the sum over the search's fits (cross-validation and refit), wall "
-        "clock, one BLAS thread; CPU: psdmetric's whole search (with scoring) against "
-        "ITML's fits alone.",
+        "Fit time: the sum over the search's fits (cross-validation and refit), one BLAS "
+        "thread, wall clock and CPU; psdmetric's CPU time is that of the same fits "
+        "repeated outside `GridSearchCV`, which records wall time only. The whole "
+        "`GridSearchCV.fit` of psdmetric (fits and scoring) took "
+        + ", ".join(f"{row['psdmetric']['search_seconds']:.2f} s on {row['name']}"
+                    for row in results["datasets"]) + ".",
         "",
         "| data set | pairs (train / test) | psdmetric test AUC | ITML test AUC | "
-        "best γ (psdmetric / ITML) | psdmetric fit s | ITML fit s | wall ratio | "
-        "CPU ratio |",
+        "best γ (psdmetric / ITML) | psdmetric fit s (CPU) | ITML fit s (CPU) | "
+        "wall ratio | CPU ratio |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in results["datasets"]:
@@ -150,7 +163,8 @@ def page(results, info):
             f"| {row['name']} | {row['n_train_pairs']} / {row['n_test_pairs']} | "
             f"{ours['test_auc']:.4f} | {theirs['test_auc']:.4f} | "
             f"{ours['best_gamma']:g} / {theirs['best_gamma']:g} | "
-            f"{ours['fit_seconds']:.2f} | {theirs['fit_seconds']:.2f} | "
+            f"{ours['fit_seconds']:.2f} ({ours['fit_cpu_seconds']:.2f}) | "
+            f"{theirs['fit_seconds']:.2f} ({theirs['fit_cpu_seconds']:.2f}) | "
             f"{row['wall_ratio']:.1f}× | {row['cpu_ratio']:.1f}× |")
     lines += [
         "",
@@ -201,7 +215,7 @@ def main(argv=None):
                    "n_train_pairs": len(pairs), "n_test_pairs": len(test_pairs),
                    "psdmetric": ours, "itml": theirs,
                    "wall_ratio": theirs["fit_seconds"] / ours["fit_seconds"],
-                   "cpu_ratio": theirs["fit_cpu_seconds"] / ours["search_cpu_seconds"]}
+                   "cpu_ratio": theirs["fit_cpu_seconds"] / ours["fit_cpu_seconds"]}
             row["auc_at_least_itml"] = ours["test_auc"] >= theirs["test_auc"]
             row["ten_times_faster"] = row["wall_ratio"] >= TARGET_SPEEDUP
             rows.append(row)
