@@ -174,7 +174,8 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 )
             X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset)
             check_classification_targets(y)
-            if getattr(dtype, "kind", "f") in "iu" and X.shape[1] == 2 and set(np.unique(y).tolist()) == {-1, 1}:
+            pair_labels = set(np.unique(y).tolist()) == {-1, 1}
+            if getattr(dtype, "kind", "f") in "iu" and X.shape[1] == 2 and pair_labels:
                 warnings.warn(
                     f"{name} is fitted on X as 2-feature samples with class labels y, but "
                     "integer X with two columns and labels ±1 look like index pairs with "

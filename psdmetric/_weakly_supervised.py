@@ -12,7 +12,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -97,12 +97,9 @@ class _TupleEstimator(BaseEstimator):
 
     def _fit_learner(self, points, index, make_constraints):
         """Fit a clone of the learner on the distinct points of the training tuples."""
-        learner = self.learner
-        error = self._kind_error(learner)
-        if error is not None:
-            raise error
+        self._check_learner_kind()
         X, local = _unique_points(points, index)
-        self.learner_ = clone(learner).fit(X, constraints=make_constraints(X, local))
+        self.learner_ = clone(self.learner).fit(X, constraints=make_constraints(X, local))
         return self
 
     def _embedded(self, points, index):
@@ -113,20 +110,19 @@ class _TupleEstimator(BaseEstimator):
         rows, inverse = np.unique(index.ravel(), return_inverse=True)
         return self.learner_.transform(points[rows])[inverse.ravel()].reshape(*index.shape, -1)
 
-    def _kind_error(self, learner):
-        kind = getattr(learner, "_constraint_kind", None)
-        accepted = {2: ("pairs", "targets"), 3: ("triplets",)}[self._tuple_size]
-        if kind in accepted:
-            return None
+    def _check_learner_kind(self):
+        kind = getattr(self.learner, "_constraint_kind", None)
+        if kind in {2: ("pairs", "targets"), 3: ("triplets",)}[self._tuple_size]:
+            return
         other = {"pairs": "PairsClassifier", "targets": "PairsClassifier",
                  "triplets": "TripletsClassifier"}.get(kind)
         if other is None:
-            return TypeError(
+            raise TypeError(
                 f"learner must be a psdmetric metric learner (LogDet, VonNeumann, ...); "
-                f"got {type(learner).__name__}."
+                f"got {type(self.learner).__name__}."
             )
-        return TypeError(
-            f"{type(learner).__name__} learns from {kind}; wrap it in {other}, not "
+        raise TypeError(
+            f"{type(self.learner).__name__} learns from {kind}; wrap it in {other}, not "
             f"{type(self).__name__}."
         )
 

@@ -26,7 +26,6 @@ from psdmetric import (
     BurgRegressor,
     KernelPOLA,
     LogDet,
-    PairConstraints,
     PairsClassifier,
     PSDBoost,
     TripletsClassifier,
@@ -89,8 +88,8 @@ def test_calibrated_threshold_is_optimal(fitted, iris_pairs, strategy, min_rate,
     # Noise makes the validation pairs overlap, so the optimum is not trivial.
     pairs = pairs + np.random.RandomState(1).normal(scale=0.6, size=pairs.shape)
     distances = fitted.pair_distance(pairs)
-    model = copy.deepcopy(fitted).calibrate_threshold(pairs, y, strategy=strategy, min_rate=min_rate,
-                                       beta=beta)
+    model = copy.deepcopy(fitted).calibrate_threshold(pairs, y, strategy=strategy,
+                                                      min_rate=min_rate, beta=beta)
     predicted = model.predict(pairs)
     assert_array_equal(predicted, np.where(distances < model.threshold_, 1, -1))
     objectives = {
