@@ -362,3 +362,18 @@ def test_kernel_pola_metric_callable_for_a_nonlinear_kernel():
     by_metric = KNeighborsClassifier(3, metric=model.get_metric()).fit(X[:40], y[:40])
     by_transform = KNeighborsClassifier(3).fit(model.transform(X[:40]), y[:40])
     assert_array_equal(by_metric.predict(X[40:]), by_transform.predict(model.transform(X[40:])))
+
+
+def test_flattened_rows_of_odd_width_end_with_a_zero_feature():
+    rng = np.random.RandomState(0)
+    rows = rng.randn(80, 3)
+    labels = np.where(np.abs(rows[:, 0] - rows[:, 1]) < 0.8, 1, -1)
+    padded = np.column_stack([rows, np.zeros(80)]).reshape(80, 2, 2)
+    odd = PairsClassifier(LogDet(random_state=0)).fit(rows, labels)
+    explicit = PairsClassifier(LogDet(random_state=0)).fit(padded, labels)
+    assert_array_equal(odd.learner_.components_, explicit.learner_.components_)
+    assert_allclose(odd.decision_function(rows), explicit.decision_function(padded))
+    triplets = rng.randn(30, 3, 2)
+    model = TripletsClassifier(PSDBoost(random_state=0)).fit(triplets.reshape(30, 6))
+    assert_allclose(model.decision_function(triplets.reshape(30, 6)),
+                    model.decision_function(triplets))
