@@ -13,11 +13,12 @@ training pairs, and ROC AUC on the test pairs.
   {"learner__gamma": GAMMAS}, scoring="roc_auc")`` on index pairs.
 - metric-learn 0.7.0: ``ITML(gamma=g, preprocessor=X)`` on the same index pairs, one
   fit per fold and ``gamma`` and one refit, through ``bench/_anchors.py`` (each fit in
-  the anchor venv; its fold AUCs computed here from the learned transform).
+  metric-learn's own virtual environment; its fold AUCs computed here from the
+  learned transform).
 
 Fit time is the sum of the wall (and CPU) times of every ``fit`` call of the search,
 cross-validation fits and refit, timed inside the process that fits: for ITML this
-leaves out the anchor worker's start-up and data transfer; for psdmetric it is
+leaves out the worker process's start-up and data transfer; for psdmetric it is
 ``GridSearchCV``'s own ``mean_fit_time × folds`` summed plus ``refit_time_``. The
 whole ``GridSearchCV.fit`` (with scoring) is reported beside it. One thread for BLAS
 on both sides.

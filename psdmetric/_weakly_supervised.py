@@ -1,7 +1,7 @@
 """Pairs and triplets as samples: one meta-estimator per kind around any metric learner.
 
-A pair (two points and a similar / dissimilar label) or a triplet (an anchor, a point
-closer to it and a point farther from it) is one sample, so cross-validation splits
+A pair (two points and a similar / dissimilar label) or a triplet (a point, one
+closer to it and one farther from it) is one sample, so cross-validation splits
 pairs, not the points they join, and ``GridSearchCV``, ``cross_val_score`` and
 ``CalibratedClassifierCV`` work on pair data unchanged. The wrapped learner is fitted
 on the distinct points of the training tuples with explicit constraints over them.
