@@ -17,6 +17,7 @@ from ._meg import MEG
 from ._pola import KernelPOLA, POLA
 from ._psdboost import PSDBoost
 from ._von_neumann import DefiniteBoost, VonNeumann
+from ._weakly_supervised import PairsClassifier, TripletsClassifier
 
 __version__ = "0.1.0.dev0"
 
@@ -32,7 +33,9 @@ __all__ = [
     "POLA",
     "PSDBoost",
     "PairConstraints",
+    "PairsClassifier",
     "TripletConstraints",
+    "TripletsClassifier",
     "VonNeumann",
     "distance_targets_from_labels",
     "logdet_divergence",

@@ -4,6 +4,7 @@ A fitted learner holds ``components_ = L`` of shape (n_components, n_features); 
 learned metric is ``d²(x, x') = ‖L (x − x')‖² = (x − x')ᵀ M (x − x')`` with ``M = LᵀL``.
 """
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -153,6 +154,18 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """
         expected = _CONSTRAINT_TYPES[self._constraint_kind]
         name = type(self).__name__
+        # Pairs or triplets of points given as samples, or index pairs with pair labels
+        # (metric-learn's layouts) would otherwise fail obscurely or fit the wrong data.
+        given = np.asarray(X) if isinstance(X, (list, tuple)) else X
+        shape, dtype = getattr(given, "shape", ()), getattr(given, "dtype", None)
+        kind = {2: "pairs", 3: "triplets"}.get(shape[1] if len(shape) == 3 else 0)
+        if kind is not None:
+            fits_kind = (kind == "triplets") == (self._constraint_kind == "triplets")
+            raise ValueError(
+                f"{name}.fit takes samples X of shape (n_samples, n_features); got shape "
+                f"{shape}, which looks like {kind} of points. Learn from them with "
+                f"{kind.capitalize()}Classifier({name + '()' if fits_kind else 'learner'})."
+            )
         if constraints is None:
             if y is None:
                 raise ValueError(
@@ -161,9 +174,18 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 )
             X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset)
             check_classification_targets(y)
+            pair_labels = set(np.unique(y).tolist()) == {-1, 1}
+            if getattr(dtype, "kind", "f") in "iu" and X.shape[1] == 2 and pair_labels:
+                warnings.warn(
+                    f"{name} is fitted on X as 2-feature samples with class labels y, but "
+                    "integer X with two columns and labels ±1 look like index pairs with "
+                    "pair labels. If they are, call fit(points, constraints="
+                    "PairConstraints(X, y)) or PairsClassifier(learner, "
+                    "preprocessor=points).fit(X, y).",
+                    UserWarning,
+                )
             return X, self._constraints_from_labels(X, y, random_state)
-        if y is not None:
-            raise ValueError("Pass either class labels y or constraints=, not both.")
+        # Explicit constraints win over y, which a Pipeline passes to every step.
         if not isinstance(constraints, expected):
             raise TypeError(
                 f"{name} takes constraints={expected.__name__}(...); "

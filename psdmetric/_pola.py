@@ -8,6 +8,7 @@ of the rank-one change (a few Cholesky factorisations, no eigendecomposition of 
 space, touching the data only through the kernel (seed 003 §3.3).
 """
 
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -274,6 +275,12 @@ def _kernel_is_linear(estimator):
     return estimator.kernel == "linear"
 
 
+def _kernel_distance(u, v, support, embedding, kernel, kernel_params):
+    gram = pairwise_kernels(np.vstack([u, v]), support, metric=kernel, filter_params=True,
+                            **kernel_params)
+    return float(np.linalg.norm((gram[0] - gram[1]) @ embedding))
+
+
 class KernelPOLA(POLA):
     """POLA in a kernel's feature space: the data enter only through a kernel function.
 
@@ -350,6 +357,16 @@ class KernelPOLA(POLA):
     See Also
     --------
     POLA : The linear learner.
+
+    Notes
+    -----
+    What it exposes differs from the other learners, whose metric is a matrix on the
+    input features: :meth:`transform` has one column per basis vector, the rank
+    learned (at most twice the number of training pairs), so its width depends on
+    the training data; :meth:`get_metric`, :meth:`pair_distance` and the pair
+    predictions work for every kernel; ``components_`` and
+    :meth:`get_mahalanobis_matrix` exist only for ``kernel="linear"``, the one case
+    where the learned matrix acts on the input features.
 
     Examples
     --------
@@ -443,15 +460,21 @@ class KernelPOLA(POLA):
         """
         return super().get_mahalanobis_matrix()
 
-    @available_if(_kernel_is_linear)
     def get_metric(self):
-        """Return the learned distance as a callable (only for ``kernel="linear"``).
+        """Return the learned distance as a callable ``metric(u, v)``, for any kernel.
+
+        Usable as ``KNeighborsClassifier(metric=model.get_metric())``; picklable when
+        the kernel is a name or a picklable function. For speed, prefer a pipeline
+        with :meth:`transform` and the Euclidean metric.
 
         Returns
         -------
         metric : callable
         """
-        return super().get_metric()
+        check_is_fitted(self)
+        return partial(_kernel_distance, support=self.support_.copy(),
+                       embedding=self.embedding_.copy(), kernel=self.kernel,
+                       kernel_params=dict(self.kernel_params or {}))
 
     def _kernel(self, X, Y):
         if len(X) == 0 or len(Y) == 0:

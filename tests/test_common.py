@@ -17,14 +17,24 @@ ESTIMATORS = [
     and issubclass(getattr(psdmetric, name), BaseEstimator)
     and not inspect.isabstract(getattr(psdmetric, name))
     and getattr(psdmetric, name) is not psdmetric.MahalanobisMixin
+    and getattr(psdmetric, name) not in (psdmetric.PairsClassifier, psdmetric.TripletsClassifier)
 ]
+# The meta-estimators on pairs and triplets, around a seeded learner of their kind.
+META_ESTIMATORS = [psdmetric.PairsClassifier(psdmetric.LogDet(random_state=0)),
+                   psdmetric.TripletsClassifier(psdmetric.PSDBoost(random_state=0))]
 
 
 def test_every_estimator_is_checked():
     assert "LogDet" in {estimator.__name__ for estimator in ESTIMATORS}
 
 
-@parametrize_with_checks([estimator() for estimator in ESTIMATORS])
+# The meta-estimators wrap a (seeded) learner; the other estimators take their defaults.
+WRAPPED = {psdmetric.PairsClassifier: psdmetric.LogDet(random_state=0),
+           psdmetric.TripletsClassifier: psdmetric.PSDBoost(random_state=0)}
+
+
+@parametrize_with_checks([estimator(WRAPPED[estimator]) if estimator in WRAPPED else estimator()
+                          for estimator in ESTIMATORS])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg
 from sklearn.datasets import load_iris, make_classification
 from sklearn.exceptions import ConvergenceWarning
@@ -273,8 +273,11 @@ def test_explicit_constraints_validation():
     X = np.random.RandomState(0).randn(10, 3)
     with pytest.raises(ValueError, match="X has only 10 rows"):
         LogDet().fit(X, constraints=PairConstraints([[0, 10]], [1]))
-    with pytest.raises(ValueError, match="not both"):
-        LogDet().fit(X, np.arange(10) % 2, constraints=PairConstraints([[0, 1]], [1]))
+    # Explicit constraints win over y (a Pipeline passes y to every step).
+    constraints = PairConstraints([[0, 1], [2, 3]], [1, -1])
+    with_y = LogDet(random_state=0).fit(X, np.arange(10) % 2, constraints=constraints)
+    assert_array_equal(with_y.components_,
+                       LogDet(random_state=0).fit(X, constraints=constraints).components_)
     with pytest.raises(TypeError, match="PairConstraints"):
         LogDet().fit(X, constraints=[[0, 1]])
     with pytest.raises(ValueError, match="requires y"):
