@@ -216,7 +216,6 @@ class MEG(OnlineMixin):
         self._eigenvectors = np.eye(n_features, order="F")
         self._scale = None
         self.cumulative_loss_ = 0.0
-        self._previous_pass_loss = np.inf
 
     def _one_pass(self, X, constraints):
         X = np.asarray(X, dtype=np.float64)  # boolean X has no subtraction
@@ -238,10 +237,6 @@ class MEG(OnlineMixin):
         loss = loss * self._scale * self._scale
         self.cumulative_loss_ += loss
         return loss
-
-    def _pass_converged(self, loss):
-        previous, self._previous_pass_loss = self._previous_pass_loss, loss
-        return np.isfinite(previous) and abs(previous - loss) <= self.tol * previous
 
     def _set_components(self):
         weights = np.exp(self._log_eigenvalues)

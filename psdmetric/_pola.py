@@ -256,7 +256,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
                           _max_hinge_loss(squared, block_labels, self._threshold))
         return largest
 
-    def _pass_converged(self, max_loss):
+    _pass_summary = "max hinge loss"
+
+    def _pass_converged(self, previous, max_loss):
         return max_loss <= self.beta
 
     def _symmetric_matrix(self):

@@ -14,13 +14,10 @@ trace-one problem of seed 000 §4 (``min D_vN(W, W₁)``, ``tr W = 1``,
 projections (seed 002 §6.3).
 """
 
-import time
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
@@ -28,10 +25,11 @@ from threadpoolctl import threadpool_limits
 from ._base import MahalanobisMixin, prior_eigenpairs
 from ._constraints import check_bounds, squared_distance_bounds
 from ._solvers import (
-    checkpoint,
+    ArrayCheckpoint,
+    Round,
     cyclic_projections,
     definite_boost_steps,
-    roll_back,
+    iterate,
     von_neumann_sweep,
 )
 
@@ -503,13 +501,7 @@ class DefiniteBoost(MahalanobisMixin):
             differences[usable], lengths[usable], bottom[usable], top[usable], eigenvalues)
         with threadpool_limits(limits=1, user_api="blas"):
             solve = self._exact if self.projection == "exact" else self._approximate
-            self.n_iter_, self.n_projections_, infeasible = solve(problem, dual, Q, W, rng)
-        if infeasible:
-            warnings.warn(
-                f"{type(self).__name__}: the constraints are infeasible for a trace-one "
-                "metric (the dual objective fell below log λmin(W₁), which weak duality "
-                "rules out for a feasible problem); stopped there. Loosen the bounds "
-                "(raise u, lower l) or remove constraints.", ConvergenceWarning)
+            self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
         self.dual_coef_ = np.zeros(len(targets))
         self.dual_coef_[usable] = dual
         self.dual_objective_ = problem.dual_objective(Q, dual)
@@ -521,77 +513,50 @@ class DefiniteBoost(MahalanobisMixin):
     def _exact(self, problem, dual, Q, W, rng):
         """Cyclic exact projections onto ``d²_W ≤ u tr(W)`` (resp. ``≥ l tr W``)."""
         if len(dual) == 0:
-            return 0, 0, False
+            return 0, 0
         stats = np.zeros(3, dtype=np.intp)
         bounds = problem.targets.copy()
         hard = np.zeros(len(dual))
-        cycles = []
 
         def sweep(order):
-            violated = von_neumann_sweep(problem.factor, problem.pairs, problem.direction,
-                                         bounds, hard, dual, Q, W, True, order, stats)
-            cycles.append(violated)
-            # Each exact projection minimises the dual objective over one dual.
-            if problem.dual_objective(Q, dual) < problem.floor:
-                raise _Infeasible
-            return violated
+            return von_neumann_sweep(problem.factor, problem.pairs, problem.direction,
+                                     bounds, hard, dual, Q, W, True, order, stats)
 
-        try:
-            n_iter = cyclic_projections(
-                sweep, dual, (bounds, Q, W), tol=self.tol, max_iter=self.max_iter,
-                verbose=self.verbose, name=type(self).__name__, random_state=rng,
-            )
-        except _Infeasible:
-            return len(cycles), int(stats[0]), True
-        return n_iter, int(stats[0]), False
+        n_iter = cyclic_projections(
+            sweep, dual, (bounds, Q, W), tol=self.tol, max_iter=self.max_iter,
+            verbose=self.verbose, name=type(self).__name__, random_state=rng,
+            # Each exact projection minimises the dual objective over one dual.
+            failure=lambda: problem.infeasibility(problem.dual_objective(Q, dual)),
+        )
+        return n_iter, int(stats[0])
 
     def _approximate(self, problem, dual, Q, W, rng):
         """Greedy approximate projections, one cycle (m steps) per call of the kernel."""
         m = len(dual)
         if m == 0:
-            return 0, 0, False
+            return 0, 0
         start = np.arange(m + 1, dtype=np.intp)
         shift = problem.direction * problem.targets
         offset = np.zeros(1)
+        n_steps = np.zeros(1, dtype=np.intp)
         empty_int, empty = np.empty(0, dtype=np.intp), np.empty(0)
-        name = type(self).__name__
-        if self.verbose:
-            print(f"[{name}]")
-            print(f"{'cycle':>8} {'steps':>10} {'rel. viol.':>14} {'dual obj.':>14} "
-                  f"{'time (s)':>10}")
-            print("-" * 60)
-        n_steps = 0
-        state = (dual, Q, W, offset)
-        kept = checkpoint(state, 0, 0)
-        try:
-            for n_iter in range(1, self.max_iter + 1):
-                begin = time.perf_counter()
-                steps, residual, objective = definite_boost_steps(
-                    problem.differences, problem.direction, start, shift, problem.bottom,
-                    problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
-                    problem.floor, empty_int, empty, empty)
-                n_steps += steps
-                kept = checkpoint(state, n_iter, n_steps)
-                if self.verbose:
-                    elapsed = time.perf_counter() - begin
-                    print(f"{n_iter:>8d} {n_steps:>10d} {residual:>14.3e} "
-                          f"{objective:>14.6e} {elapsed:>10.3f}")
-                if objective < problem.floor:
-                    return n_iter, n_steps, True
-                if residual <= self.tol:
-                    return n_iter, n_steps, False
-        except KeyboardInterrupt:
-            n_iter, n_steps = roll_back(state, kept, name)
-            return n_iter, n_steps, False
-        warnings.warn(
-            f"{name} did not converge in max_iter={self.max_iter} cycles (largest "
-            f"relative violation {residual:.3e} > tol={self.tol}). Increase max_iter "
-            "or tol.", ConvergenceWarning)
-        return n_iter, n_steps, False
 
+        def one_cycle():
+            steps, residual, objective = definite_boost_steps(
+                problem.differences, problem.direction, start, shift, problem.bottom,
+                problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
+                problem.floor, empty_int, empty, empty)
+            n_steps[0] += steps
+            failure = problem.infeasibility(objective)
+            return Round((n_steps[0], residual, objective), converged=residual <= self.tol,
+                         failure=failure)
 
-class _Infeasible(Exception):
-    """Raised inside a sweep when the dual objective proves the constraints infeasible."""
+        n_iter = iterate(
+            one_cycle, ArrayCheckpoint(dual, Q, W, offset, n_steps), max_iter=self.max_iter,
+            verbose=self.verbose, name=type(self).__name__, unit="cycle",
+            columns=(("steps", "d"), ("rel. viol.", ".3e"), ("dual obj.", ".6e")),
+        )
+        return n_iter, int(n_steps[0])
 
 
 class _TraceOneProblem:
@@ -610,6 +575,15 @@ class _TraceOneProblem:
         self.prior_eigenvalues = prior_eigenvalues
         # Weak duality: a feasible problem keeps the dual objective above log λmin(W₁).
         self.floor = float(np.log(prior_eigenvalues.min()))
+
+    def infeasibility(self, objective):
+        """The warning text when the dual objective proves infeasibility, else None."""
+        if objective >= self.floor:
+            return None
+        return ("the constraints are infeasible for a trace-one metric (the dual "
+                "objective fell below log λmin(W₁), which weak duality rules out for a "
+                "feasible problem); stopped there. Loosen the bounds (raise u, lower l) "
+                "or remove constraints.")
 
     def dual_objective(self, Q, dual):
         """``log tr exp(log W₁ − Σ_j γ_j C_j)`` (seed 000 eq. 9) from the learned Q.

@@ -1,6 +1,7 @@
-"""Shared numerical machinery: projection drivers and compiled kernels."""
+"""Shared numerical machinery: the iteration driver and the compiled kernels."""
 
-from ._cyclic import checkpoint, cyclic_projections, dual_change, roll_back
+from ._cyclic import cyclic_projections, dual_change
+from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import (
     definite_boost_steps,
     meg_pass,
@@ -16,18 +17,20 @@ from ._online_kernels import (
 )
 
 __all__ = [
+    "ArrayCheckpoint",
+    "EstimatorCheckpoint",
+    "Round",
     "burg_matrix_pass",
     "burg_vector_pass",
-    "checkpoint",
     "cholupdatemult",
     "cyclic_projections",
     "definite_boost_steps",
     "dual_change",
+    "iterate",
     "kernel_pola_block",
     "logdet_sweep",
     "meg_pass",
     "pola_pass",
     "rank_one_eigen_update",
-    "roll_back",
     "von_neumann_sweep",
 ]
