@@ -8,19 +8,15 @@ The same estimator is the transductive kernel learner of seed 002 Alg. 2: fit it
 kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import MahalanobisMixin, prior_eigenpairs
-from ._constraints import check_bounds, squared_distance_bounds
+from ._bregman import PairBregmanMixin, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep
 
 
-class LogDet(MahalanobisMixin):
+class LogDet(PairBregmanMixin):
     """Information-theoretic metric learning with LogDet Bregman projections.
 
     Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ D_ld(ξ, ξ₀)`` subject to
@@ -119,21 +115,6 @@ class LogDet(MahalanobisMixin):
     True
     """
 
-    _constraint_kind = "pairs"
-
-    _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "prior": [StrOptions({"identity", "covariance"}), "array-like"],
-        "gamma": [Interval(Real, 0, None, closed="right")],
-        "bounds": ["array-like", None],
-        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
-    }
-
     def __init__(
         self,
         n_components=None,
@@ -207,13 +188,3 @@ class LogDet(MahalanobisMixin):
         self.constraints_ = constraints
         self.dual_coef_ = dual
         return self
-
-    def _targets(self, factor, constraints, rng):
-        """Per-pair starting bounds ξ₀ and the (u, l) they come from."""
-        if constraints.bounds is not None:
-            return constraints.bounds.copy(), np.full(2, np.nan)
-        if self.bounds is not None:
-            bounds = check_bounds(self.bounds)
-        else:
-            bounds = squared_distance_bounds(factor, random_state=rng)
-        return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds

@@ -15,7 +15,6 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ._constraints import distance_targets_from_labels
 from ._online import OnlineMixin
 from ._solvers import meg_pass
 
@@ -206,8 +205,8 @@ class MEG(OnlineMixin):
         return self._partial_fit_online(X, y, constraints)
 
     def _constraints_from_labels(self, X, y, random_state):
-        targets = distance_targets_from_labels(X, y, self.n_constraints, random_state,
-                                               n_neighbors=self.n_neighbors)
+        # Targets on the scale of W₁ = I / n_features (see Notes).
+        targets = super()._constraints_from_labels(X, y, random_state)
         return type(targets)(targets.pairs, targets.distances / X.shape[1])
 
     def _initialize(self, n_features):

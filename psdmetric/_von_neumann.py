@@ -14,16 +14,13 @@ trace-one problem of seed 000 §4 (``min D_vN(W, W₁)``, ``tr W = 1``,
 projections (seed 002 §6.3).
 """
 
-from numbers import Integral, Real
-
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from threadpoolctl import threadpool_limits
 
-from ._base import MahalanobisMixin, prior_eigenpairs
-from ._constraints import check_bounds, squared_distance_bounds
+from ._bregman import PairBregmanMixin, ascending_prior
 from ._solvers import (
     ArrayCheckpoint,
     Round,
@@ -32,37 +29,6 @@ from ._solvers import (
     iterate,
     von_neumann_sweep,
 )
-
-_COMMON_PARAMETERS: dict = {
-    "n_components": [Interval(Integral, 1, None, closed="left"), None],
-    "prior": [StrOptions({"identity", "covariance"}), "array-like"],
-    "bounds": ["array-like", None],
-    "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
-    "tol": [Interval(Real, 0, None, closed="left")],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
-}
-
-
-def _ascending_prior(X, prior, n_components):
-    """Prior eigenpairs ``U, s`` with s ascending (the order the eigen updates keep)."""
-    eigenvectors, eigenvalues = prior_eigenpairs(X, prior, n_components)
-    ascending = np.argsort(eigenvalues, kind="stable")
-    return eigenvectors[:, ascending], eigenvalues[ascending]
-
-
-def _pair_targets(bounds, factor, constraints, rng):
-    """Per-pair bounds ξ₀ and the (u, l) they come from (squared distances of ``factor``)."""
-    if constraints.bounds is not None:
-        return constraints.bounds.copy(), np.full(2, np.nan)
-    if bounds is not None:
-        bounds = check_bounds(bounds)
-    else:
-        bounds = squared_distance_bounds(factor, random_state=rng)
-    return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds
-
 
 def _components(eigenvectors, W, Q, trace_one):
     """Eigenpairs in the input space (eigenvalues descending) and ``L = diag(√λ) Vᵀ``."""
@@ -74,7 +40,7 @@ def _components(eigenvectors, W, Q, trace_one):
     return eigenvalues, vectors, np.sqrt(eigenvalues)[:, None] * vectors.T
 
 
-class VonNeumann(MahalanobisMixin):
+class VonNeumann(PairBregmanMixin):
     """Metric learning with exact von Neumann Bregman projections.
 
     Learns ``M ⪰ 0`` minimising ``D_vN(M, M₀) + γ D_vN(ξ/ξ₀, 1)`` subject to
@@ -193,13 +159,6 @@ class VonNeumann(MahalanobisMixin):
     True
     """
 
-    _constraint_kind = "pairs"
-
-    _parameter_constraints: dict = {
-        **_COMMON_PARAMETERS,
-        "gamma": [Interval(Real, 0, None, closed="right")],
-    }
-
     def __init__(
         self,
         n_components=None,
@@ -249,10 +208,9 @@ class VonNeumann(MahalanobisMixin):
         """
         rng = check_random_state(self.random_state)
         X, constraints = self._validate_fit(X, y, constraints, rng)
-        eigenvectors, eigenvalues = _ascending_prior(X, self.prior, self.n_components)
+        eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         factor = np.ascontiguousarray(X @ eigenvectors)
-        targets, self.bounds_ = _pair_targets(
-            self.bounds, factor * np.sqrt(eigenvalues), constraints, rng)
+        targets, self.bounds_ = self._targets(factor * np.sqrt(eigenvalues), constraints, rng)
         direction = constraints.labels.astype(np.float64)
         dual = np.zeros(len(targets))
         Q = np.log(eigenvalues)
@@ -279,7 +237,7 @@ class VonNeumann(MahalanobisMixin):
         return self
 
 
-class DefiniteBoost(MahalanobisMixin):
+class DefiniteBoost(PairBregmanMixin):
     """DefiniteBoost: trace-one von Neumann metric learning (seed 000 §4).
 
     Learns a trace-one ``W ⪰ 0`` minimising ``D_vN(W, W₁)`` (``W₁ = M₀ / tr M₀``)
@@ -418,13 +376,12 @@ class DefiniteBoost(MahalanobisMixin):
            [0. , 0.8]])
     """
 
-    _constraint_kind = "pairs"
-
     _parameter_constraints: dict = {
-        **_COMMON_PARAMETERS,
+        **PairBregmanMixin._parameter_constraints,
         "projection": [StrOptions({"approximate", "exact"})],
         "dual_correction": ["boolean"],
     }
+    _parameter_constraints.pop("gamma")
 
     def __init__(
         self,
@@ -477,11 +434,10 @@ class DefiniteBoost(MahalanobisMixin):
         """
         rng = check_random_state(self.random_state)
         X, constraints = self._validate_fit(X, y, constraints, rng)
-        eigenvectors, eigenvalues = _ascending_prior(X, self.prior, self.n_components)
+        eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         eigenvalues = eigenvalues / eigenvalues.sum()
         factor = np.ascontiguousarray(X @ eigenvectors)
-        targets, self.bounds_ = _pair_targets(
-            self.bounds, factor * np.sqrt(eigenvalues), constraints, rng)
+        targets, self.bounds_ = self._targets(factor * np.sqrt(eigenvalues), constraints, rng)
         direction = constraints.labels.astype(np.float64)
         differences = factor[constraints.pairs[:, 0]] - factor[constraints.pairs[:, 1]]
         lengths = np.einsum("ij,ij->i", differences, differences)
