@@ -29,18 +29,6 @@ _BLOCK = 256
 # the Gram–Schmidt process in feature space.
 _BASIS_TOLERANCE = 1e-9
 
-_COMMON_PARAMETERS = {
-    "gamma": [Interval(Real, 0, None, closed="both")],
-    "beta": [Interval(Real, 0, None, closed="left")],
-    "initial_threshold": [Interval(Real, 1, None, closed="left")],
-    "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
-}
-
-
 def _max_hinge_loss(squared_distances, labels, threshold):
     if len(squared_distances) == 0:
         return 0.0
@@ -161,7 +149,16 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     _constraint_kind = "pairs"
 
-    _parameter_constraints: dict = dict(_COMMON_PARAMETERS)
+    _parameter_constraints: dict = {
+        "gamma": [Interval(Real, 0, None, closed="both")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "initial_threshold": [Interval(Real, 1, None, closed="left")],
+        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -371,7 +368,7 @@ class KernelPOLA(POLA):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON_PARAMETERS,
+        **POLA._parameter_constraints,
         "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_params": [dict, None],
     }

@@ -30,6 +30,7 @@ from ._solvers import (
     von_neumann_sweep,
 )
 
+
 def _components(eigenvectors, W, Q, trace_one):
     """Eigenpairs in the input space (eigenvalues descending) and ``L = diag(√λ) Vᵀ``."""
     eigenvalues = np.exp(Q - Q.max()) if trace_one else np.exp(Q)
