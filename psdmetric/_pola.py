@@ -29,6 +29,7 @@ _BLOCK = 256
 # the Gram–Schmidt process in feature space.
 _BASIS_TOLERANCE = 1e-9
 
+
 def _max_hinge_loss(squared_distances, labels, threshold):
     if len(squared_distances) == 0:
         return 0.0

@@ -2,19 +2,17 @@
 
 from ._cyclic import cyclic_projections, dual_change
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
-from ._eigen_update import (
-    definite_boost_steps,
-    meg_pass,
-    rank_one_eigen_update,
-    von_neumann_sweep,
-)
+from ._definite_boost_kernels import definite_boost_steps
+from ._eigen_update import rank_one_eigen_update
 from ._logdet_kernels import cholupdatemult, logdet_sweep
+from ._meg_kernels import meg_pass
 from ._online_kernels import (
     burg_matrix_pass,
     burg_vector_pass,
     kernel_pola_block,
     pola_pass,
 )
+from ._von_neumann_kernels import von_neumann_sweep
 
 __all__ = [
     "ArrayCheckpoint",
