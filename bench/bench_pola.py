@@ -77,10 +77,11 @@ def time_pass(X, pairs, labels):
     A = np.zeros((d, d), order="F")
     losses = np.empty(len(pairs))
     wall, cpu = time.perf_counter(), time.process_time()
-    _, projections = pola_pass(X, pairs, labels, A, 1.0, 0.0, losses)
+    projections = np.zeros(1, dtype=np.intp)
+    pola_pass(X, pairs, labels, A, 1.0, 0.0, losses, counters=projections)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"wall_seconds": wall, "cpu_seconds": cpu,
-            "updates": int(np.count_nonzero(losses)), "projections": int(projections),
+            "updates": int(np.count_nonzero(losses)), "projections": int(projections[0]),
             "pairs": len(pairs)}
 
 

@@ -112,8 +112,8 @@ def projection_cost(X, y, n_constraints, cycles):
         vn = dict(visits=0, wall=0.0, cpu=0.0)
         for order in orders:
             with Stopwatch() as watch:
-                von_neumann_sweep(F, pairs, direction, targets, slack, dual, Q, W, False, order,
-                                  stats)
+                von_neumann_sweep(F, pairs, direction, targets, slack, dual, Q, W, order,
+                                  counters=stats)
             vn["visits"] += len(pairs)
             vn["wall"] += watch.wall
             vn["cpu"] += watch.cpu
@@ -250,19 +250,18 @@ def trajectories(pairs, bound, n_objects, cycles, reference):
     curves = {}
     rng = np.random.RandomState(0)
     Q, W, dual = np.zeros(n_objects), np.eye(n_objects, order="F"), np.zeros(m)
-    stats, curve = np.zeros(3, dtype=np.intp), []
+    curve = []
     for _ in range(cycles["exact"]):
-        von_neumann_sweep(F, pairs, direction, targets.copy(), np.zeros(m), dual, Q, W, True,
-                          rng.permutation(m).astype(np.intp), stats)
+        von_neumann_sweep(F, pairs, direction, targets.copy(), np.zeros(m), dual, Q, W,
+                          rng.permutation(m).astype(np.intp), relative=True)
         curve.append(relative_error(trace_one(Q, W), reference))
     curves["exact"] = curve
     for name, correction in (("approximate", False), ("approximate, corrected", True)):
         Q, W, dual, curve = np.zeros(n_objects), np.eye(n_objects, order="F"), np.zeros(m), []
-        empty_int, empty = np.empty(0, dtype=np.intp), np.empty(0)
         for _ in range(cycles["approximate"]):
             definite_boost_steps(differences, direction, np.arange(m + 1, dtype=np.intp),
-                                 targets, bottom, top, dual, Q, W, np.zeros(1), m, 0.0,
-                                 correction, -np.inf, empty_int, empty, empty)
+                                 targets, bottom, top, dual, Q, W, np.zeros(1), max_steps=m,
+                                 tol=0.0, correction=correction, floor=-np.inf)
             curve.append(relative_error(trace_one(Q, W), reference))
         curves[name] = curve
     return curves

@@ -238,8 +238,8 @@ class POLA(PairClassifierMixin, OnlineMixin):
         X = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         losses = np.empty(len(labels))
-        self._threshold, _ = pola_pass(X, constraints.pairs, labels, self._matrix,
-                                       self._threshold, self.gamma, losses)
+        self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
+                                    self._threshold, self.gamma, losses)
         A = self._symmetric_matrix()
         largest = 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
@@ -502,7 +502,7 @@ class KernelPOLA(POLA):
         n_support = len(self.support_)
         self._reserve(n_support + 2 * len(pairs), self._rank + len(pairs))
         new_stored = np.empty(2 * len(pairs), dtype=np.intp)
-        _, self._rank, self._threshold, n_new, _ = kernel_pola_block(
+        _, self._rank, self._threshold, n_new = kernel_pola_block(
             gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
             labels, self._coefficients, self._matrix, self._rank, self._threshold,
             self.gamma, _BASIS_TOLERANCE, np.empty(len(pairs)), new_stored,

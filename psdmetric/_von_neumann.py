@@ -218,11 +218,9 @@ class VonNeumann(PairBregmanMixin):
         W = np.eye(len(Q), order="F")
         # Slack penalty γ D_vN(ξ/ξ₀, 1): relative, like LogDet's (seed 002 §6.2.1).
         slack = np.zeros(len(targets)) if np.isinf(self.gamma) else targets / self.gamma
-        stats = np.zeros(3, dtype=np.intp)
-
         def sweep(order):
             return von_neumann_sweep(factor, constraints.pairs, direction, targets, slack,
-                                     dual, Q, W, False, order, stats)
+                                     dual, Q, W, order)
 
         # One thread: the r×r products are too small to gain from more, and the result
         # must not depend on the thread count.
@@ -471,13 +469,14 @@ class DefiniteBoost(PairBregmanMixin):
         """Cyclic exact projections onto ``d²_W ≤ u tr(W)`` (resp. ``≥ l tr W``)."""
         if len(dual) == 0:
             return 0, 0
-        stats = np.zeros(3, dtype=np.intp)
+        counters = np.zeros(3, dtype=np.intp)
         bounds = problem.targets.copy()
         hard = np.zeros(len(dual))
 
         def sweep(order):
             return von_neumann_sweep(problem.factor, problem.pairs, problem.direction,
-                                     bounds, hard, dual, Q, W, True, order, stats)
+                                     bounds, hard, dual, Q, W, order, relative=True,
+                                     counters=counters)
 
         n_iter = cyclic_projections(
             sweep, dual, (bounds, Q, W), tol=self.tol, max_iter=self.max_iter,
@@ -485,7 +484,7 @@ class DefiniteBoost(PairBregmanMixin):
             # Each exact projection minimises the dual objective over one dual.
             failure=lambda: problem.infeasibility(problem.dual_objective(Q, dual)),
         )
-        return n_iter, int(stats[0])
+        return n_iter, int(counters[0])
 
     def _approximate(self, problem, dual, Q, W, rng):
         """Greedy approximate projections, one cycle (m steps) per call of the kernel."""
@@ -496,13 +495,12 @@ class DefiniteBoost(PairBregmanMixin):
         shift = problem.direction * problem.targets
         offset = np.zeros(1)
         n_steps = np.zeros(1, dtype=np.intp)
-        empty_int, empty = np.empty(0, dtype=np.intp), np.empty(0)
 
         def one_cycle():
             steps, residual, objective = definite_boost_steps(
                 problem.differences, problem.direction, start, shift, problem.bottom,
-                problem.top, dual, Q, W, offset, m, self.tol, self.dual_correction,
-                problem.floor, empty_int, empty, empty)
+                problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
+                correction=self.dual_correction, floor=problem.floor)
             n_steps[0] += steps
             failure = problem.infeasibility(objective)
             return Round((n_steps[0], residual, objective), converged=residual <= self.tol,

@@ -22,16 +22,48 @@ from ._eigen_update cimport (
 from ._eigen_workspace cimport Work
 
 
+cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] start,
+                               const double[::1] shift, const double[::1] lmin,
+                               const double[::1] lmax, const double[::1] dual,
+                               const double[::1] a_term, double[::1] r, bint correction,
+                               double* residual) noexcept nogil:
+    """The constraint to step on (-1 if none), with every ``r[j] = tr(W C_j)``.
+
+    Candidates are the violated constraints (with ``correction``, also those with a
+    positive dual and ``r_j < 0``); the largest ``|r_j|`` wins. ``residual`` receives the
+    largest normalised ``|r_j|`` among the candidates.
+    """
+    cdef Py_ssize_t j, kk, best = -1
+    cdef double rj, score, best_score = 0.0
+    residual[0] = 0.0
+    for j in range(shift.shape[0]):
+        if not (lmin[j] < 0.0 < lmax[j]):
+            continue
+        rj = -shift[j]
+        for kk in range(start[j], start[j + 1]):
+            rj += coef[kk] * a_term[kk]
+        r[j] = rj
+        if rj > 0.0 or (correction and dual[j] > 0.0 and rj < 0.0):
+            score = fabs(rj)
+            # Relative to the bound (shift) when there is one, else to the range.
+            residual[0] = max(residual[0], score / (fabs(shift[j]) if shift[j] != 0.0
+                                                    else lmax[j] - lmin[j]))
+            if score > best_score:
+                best_score = score
+                best = j
+    return best
+
+
 def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                          const Py_ssize_t[::1] start, const double[::1] shift,
                          const double[::1] lmin, const double[::1] lmax,
                          double[::1] dual, double[::1] Q, double[::1, :] W,
-                         double[::1] offset, Py_ssize_t max_steps, double tol,
-                         bint correction, double floor, Py_ssize_t[::1] chosen,
-                         double[::1] violation, double[::1] objective):
-    """Greedy DefiniteBoost steps with approximate projections (seed 000 §4.2).
+                         double[::1] offset, *, Py_ssize_t max_steps, double tol,
+                         bint correction, double floor):
+    """Greedy DefiniteBoost steps with approximate projections.
 
-    Constraint ``j`` is ``tr(W C_j) <= 0`` for the trace-one ``W = e^S / tr e^S``, with
+    The steps of Tsuda, Rätsch & Warmuth (2005), §4.2. Constraint ``j`` is
+    ``tr(W C_j) <= 0`` for the trace-one ``W = e^S / tr e^S``, with
     ``C_j = Σ_k coef[k] T[k] T[k]ᵀ − shift[j] I`` over ``k`` in
     ``start[j]:start[j + 1]`` and the eigenvalues of ``C_j`` in ``[lmin[j], lmax[j]]``
     (``lmin < 0 < lmax``; other constraints are never chosen). ``S = W diag(Q) Wᵀ``
@@ -47,32 +79,26 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     ``|r_j| / |shift_j|`` among those candidates (``|r_j| / (lmax_j − lmin_j)`` where
     ``shift_j = 0``) is at most ``tol``, or after ``max_steps`` steps.
 
-    ``offset[0]`` tracks the dual objective (seed 000 eq. 9):
+    ``offset[0]`` tracks the dual objective (eq. 9):
     ``log tr exp(log W₁ − Σ_j dual_j C_j) = log Σ e^Q + offset[0] + Σ_j dual_j shift_j``
     when ``Q, W`` start from ``log W₁``. The loop also stops when it falls below
     ``floor``: with ``floor = log λmin(W₁)`` that proves the constraints infeasible
     (weak duality: a feasible trace-one W has ``D_vN(W, W₁) ≤ −log λmin(W₁)``).
-    ``chosen``, ``violation`` and ``objective`` (length 0, or at least ``max_steps``)
-    receive each step's constraint, its ``r_j`` and the dual objective after it.
 
     Returns ``(steps, residual, dual_objective)``: the steps taken, the largest
     normalised violation when the loop ended and the dual objective.
     """
     cdef Py_ssize_t n = Q.shape[0], nt = T.shape[0], m = shift.shape[0]
-    cdef Py_ssize_t step = 0, j, kk, i, best, record
+    cdef Py_ssize_t step = 0, j, kk, i
     cdef int ni = <int> n, nti = <int> nt, one = 1
-    cdef double alpha = 1.0, beta = 0.0, z, rj, width, score, best_score, residual = INFINITY
-    cdef double sum_gb = 0.0, nw, num, den, a, zsum, top, dual_value = 0.0
+    cdef double alpha = 1.0, beta = 0.0, z, rj, residual = INFINITY
+    cdef double sum_gb = 0.0, nw, a, zsum, dual_value = 0.0
     if W.shape[0] != n or W.shape[1] != n or T.shape[1] != n:
         raise ValueError("T, Q and W must describe the same dimension")
     if start.shape[0] != m + 1 or start[m] != nt or coef.shape[0] != nt:
         raise ValueError("start must delimit the terms of each constraint")
     if lmin.shape[0] != m or lmax.shape[0] != m or dual.shape[0] != m:
         raise ValueError("lmin, lmax and dual need one entry per constraint")
-    record = chosen.shape[0]
-    if record and (record < max_steps or violation.shape[0] < max_steps
-                   or objective.shape[0] < max_steps):
-        raise ValueError("history arrays must hold max_steps entries (or none)")
     _check_sorted(Q)
     if n == 0 or m == 0:
         return 0, 0.0, 0.0
@@ -105,33 +131,14 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                 for i in range(n):
                     a += ex[i] * omega[i, kk] * omega[i, kk]
                 a_term[kk] = a / zsum
-            best = -1
-            best_score = 0.0
-            residual = 0.0
-            for j in range(m):
-                width = lmax[j] - lmin[j]
-                if not (lmin[j] < 0.0 < lmax[j]):
-                    continue
-                rj = -shift[j]
-                for kk in range(start[j], start[j + 1]):
-                    rj += coef[kk] * a_term[kk]
-                r[j] = rj
-                if rj > 0.0 or (correction and dual[j] > 0.0 and rj < 0.0):
-                    score = fabs(rj)
-                    # Relative to the bound (shift) when there is one, else to the range.
-                    residual = max(residual, score / (fabs(shift[j]) if shift[j] != 0.0
-                                                      else width))
-                    if score > best_score:
-                        best_score = score
-                        best = j
-            if best < 0 or residual <= tol or step == max_steps:
+            j = _most_violated(coef, start, shift, lmin, lmax, dual, a_term, r, correction,
+                               &residual)
+            if j < 0 or residual <= tol or step == max_steps:
                 break
-            j = best
             rj = r[j]
-            num = 1.0 - rj / lmin[j]
-            den = 1.0 - rj / lmax[j]
             # r_j reaches lmax (or lmin) only for a singular W: cap the step.
-            z = log(max(num, DBL_EPSILON) / max(den, DBL_EPSILON)) / (lmax[j] - lmin[j])
+            z = log(max(1.0 - rj / lmin[j], DBL_EPSILON)
+                    / max(1.0 - rj / lmax[j], DBL_EPSILON)) / (lmax[j] - lmin[j])
             if correction and z < -dual[j]:
                 z = -dual[j]
             dual[j] += z
@@ -151,13 +158,6 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                 Wc = Wn
                 Wn = swap
                 _normalize_top(&Q[0], n, &offset[0])
-            if record:
-                chosen[step] = j
-                violation[step] = rj
-                top = 0.0
-                for i in range(n):
-                    top += exp(Q[i])
-                objective[step] = log(top) + offset[0] + sum_gb
         if Wc != &W[0, 0]:
             memcpy(&W[0, 0], Wc, n * n * sizeof(double))
     return step, residual, dual_value

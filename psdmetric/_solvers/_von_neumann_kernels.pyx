@@ -136,34 +136,62 @@ cdef double _root(Work* wk, const double* q, const double* zhat, Target* tg, dou
     return t
 
 
+cdef double _step(Work* wk, double* Q, Target* tg, double g0, double tnu, bint violated,
+                  double qz, bint* clipped) noexcept nogil:
+    """The t of the projection ``log X ← log X + t ẑẑᵀ`` of one constraint, g(0) = g0.
+
+    A violated constraint is projected on exactly; a satisfied one with dual ν > 0
+    (``tnu``: the step that would take ν to 0) is relaxed, capped at that step
+    (``clipped``). INFINITY when the root finder broke down. wk ends decomposed at t.
+    """
+    cdef double lphi, dlphi, ltr, ratio, dg0, hi0, gnu, dgnu
+    clipped[0] = False
+    if violated:
+        _moments(wk, &lphi, &dlphi, &ltr, &ratio, Q, True)
+        dg0 = (dlphi - ratio) if tg.relative else (dlphi + tg.kappa)
+        # Jensen: ẑᵀe^Mẑ ≥ e^{ẑᵀMẑ}, so g(t) ≥ qz + (1 + κ)t − L.
+        hi0 = INFINITY
+        if not tg.relative and g0 < 0.0:
+            hi0 = (tg.L - qz) / tg.slope_max
+        if g0 > 0.0:
+            return _root(wk, Q, wk.zhat, tg, 0.0, g0, dg0, False, -INFINITY, 0.0)
+        return _root(wk, Q, wk.zhat, tg, 0.0, g0, dg0, False, 0.0, hi0)
+    gnu = _g(wk, Q, wk.zhat, tnu, tg, &dgnu)
+    if gnu * g0 >= 0.0:
+        clipped[0] = True
+        return tnu
+    if tnu > 0.0:
+        return _root(wk, Q, wk.zhat, tg, tnu, gnu, dgnu, True, 0.0, tnu)
+    return _root(wk, Q, wk.zhat, tg, tnu, gnu, dgnu, True, tnu, 0.0)
+
+
 def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
                       const double[::1] direction, double[::1] target,
                       const double[::1] slack, double[::1] dual, double[::1] Q,
-                      double[::1, :] W, bint relative, const Py_ssize_t[::1] order,
-                      Py_ssize_t[::1] stats):
+                      double[::1, :] W, const Py_ssize_t[::1] order, *,
+                      bint relative=False, Py_ssize_t[::1] counters=None):
     """One cycle of exact von Neumann Bregman projections with dual corrections.
 
     The matrix is ``W exp(Q) Wᵀ`` in the coordinates of ``F``'s columns (``Q`` ascending,
     ``W`` orthogonal and column-major; both updated in place). Constraint ``c`` asks
     ``direction[c] * (d²(i, j) − target[c]) <= 0`` with ``d²(i, j) = zᵀ W e^Q Wᵀ z``,
-    ``z = F[i] − F[j]``; with ``relative`` the bound is ``target[c] · tr(e^Q)`` instead
-    (the trace-one problem of DefiniteBoost, seed 002 §6.3; Q is then kept with max 0).
-    Each projection is ``log X ← log X + δ α z zᵀ`` with α the root of seed 002 §5.2.2,
-    corrected by the duals ``dual`` as in seed 002 App. B. Slack (§6.2.1) with the
-    penalty ``γ D_vN(ξ/ξ₀, 1)`` suggested there: ``slack[c] = ξ₀[c] / γ`` (0 for a
-    hard constraint; all 0 with ``relative``), ``target`` holds ξ, updated in place as
-    ``ξ ← ξ exp(−δ α slack[c])``.
+    ``z = F[i] − F[j]``; with ``relative=True`` the bound is ``target[c] · tr(e^Q)``
+    instead (the trace-one problem of DefiniteBoost, Kulis, Sustik & Dhillon (2009),
+    §6.3; Q is then kept with max 0). Each projection is ``log X ← log X + δ α z zᵀ``
+    with α the root of §5.2.2 there, corrected by the duals ``dual`` as in their
+    App. B. Slack (§6.2.1) with the penalty ``γ D_vN(ξ/ξ₀, 1)`` suggested there:
+    ``slack[c] = ξ₀[c] / γ`` (0 for a hard constraint; all 0 with ``relative``),
+    ``target`` holds ξ, updated in place as ``ξ ← ξ exp(−δ α slack[c])``.
 
-    ``stats`` (int64, length ≥ 3) accumulates projections, function evaluations of
-    the root finder and secular-equation passes.
+    ``counters`` (optional, intp, length ≥ 3) accumulates projections, function
+    evaluations of the root finder and secular-equation passes.
 
     Returns the number of constraints violated when visited.
     """
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0], dim = F.shape[1]
-    cdef Py_ssize_t tt, c, a, b, kk, n_violated = 0
+    cdef Py_ssize_t tt, c, kk, n_violated = 0, n_projections = 0
     cdef int ni = <int> n, one = 1
-    cdef double nw, g0, dg0, tnu, gnu, dgnu, t, alpha, lphi, dlphi, ltr, ratio, qz, hi0
-    cdef double delta, logt
+    cdef double nw, t, lphi, dlphi, ltr, ratio, qz, g0
     cdef bint violated, clipped
     cdef Target tg
     if W.shape[0] != n or W.shape[1] != n or dim != n:
@@ -172,8 +200,8 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             or dual.shape[0] != m or slack.shape[0] != m):
         raise ValueError("order, direction, target, slack and dual need one entry per "
                          "constraint")
-    if stats.shape[0] < 3:
-        raise ValueError("stats needs 3 entries")
+    if counters is not None and counters.shape[0] < 3:
+        raise ValueError("counters needs 3 entries")
     if relative and np.any(np.asarray(slack) != 0.0):
         raise ValueError("relative bounds take no slack")
     _check_sorted(Q)
@@ -184,13 +212,12 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     cdef double* Wc = &W[0, 0]
     cdef double* Wn = wk.W2
     cdef double* swap
+    tg.relative = relative
     with nogil:
         for tt in range(m):
             c = order[tt]
-            a = pairs[c, 0]
-            b = pairs[c, 1]
             for kk in range(n):
-                wk.v[kk] = F[a, kk] - F[b, kk]
+                wk.v[kk] = F[pairs[c, 0], kk] - F[pairs[c, 1], kk]
             for kk in range(n):
                 wk.w[kk] = ddot(&ni, Wc + kk * n, &one, wk.v, &one)
             nw = dnrm2(&ni, wk.w, &one)
@@ -202,50 +229,25 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             for kk in range(wk.m):
                 qz += wk.lam[kk] * wk.wt[kk]
             _moments(wk, &lphi, &dlphi, &ltr, &ratio, &Q[0], False)
-            logt = log(target[c])
-            tg.relative = relative
             tg.kappa = slack[c] / (nw * nw)
             tg.slope_max = 1.0 + tg.kappa
-            tg.L = logt - 2.0 * log(nw)
+            tg.L = log(target[c]) - 2.0 * log(nw)
             g0 = (lphi - ltr - tg.L) if relative else (lphi - tg.L)
-            delta = direction[c]
-            violated = delta * g0 > 0.0
+            violated = direction[c] * g0 > 0.0
             if violated:
                 n_violated += 1
             elif not dual[c] > 0.0:
                 continue
             if g0 == 0.0:
                 continue
-            stats[0] += 1
+            n_projections += 1
             wk.roots_valid = False
-            clipped = False
-            if violated:
-                _moments(wk, &lphi, &dlphi, &ltr, &ratio, &Q[0], True)
-                dg0 = (dlphi - ratio) if relative else (dlphi + tg.kappa)
-                # Jensen: ẑᵀe^Mẑ ≥ e^{ẑᵀMẑ}, so g(t) ≥ qz + (1 + κ)t − L.
-                hi0 = INFINITY
-                if not relative and g0 < 0.0:
-                    hi0 = (tg.L - qz) / tg.slope_max
-                if g0 > 0.0:
-                    t = _root(wk, &Q[0], wk.zhat, &tg, 0.0, g0, dg0, False, -INFINITY, 0.0)
-                else:
-                    t = _root(wk, &Q[0], wk.zhat, &tg, 0.0, g0, dg0, False, 0.0, hi0)
-            else:
-                # Satisfied with ν > 0: the correction may cap the step at α = ν.
-                tnu = delta * dual[c] * nw * nw
-                gnu = _g(wk, &Q[0], wk.zhat, tnu, &tg, &dgnu)
-                if gnu * g0 >= 0.0:
-                    t = tnu
-                    clipped = True
-                elif tnu > 0.0:
-                    t = _root(wk, &Q[0], wk.zhat, &tg, tnu, gnu, dgnu, True, 0.0, tnu)
-                else:
-                    t = _root(wk, &Q[0], wk.zhat, &tg, tnu, gnu, dgnu, True, tnu, 0.0)
+            t = _step(wk, &Q[0], &tg, g0, direction[c] * dual[c] * nw * nw, violated, qz,
+                      &clipped)
             if not (fabs(t) < INFINITY):
                 wk.roots_valid = False
                 continue  # the root finder broke down: leave this constraint alone
-            alpha = dual[c] if clipped else delta * t / (nw * nw)
-            dual[c] = 0.0 if clipped else dual[c] - alpha
+            dual[c] = 0.0 if clipped else dual[c] - direction[c] * t / (nw * nw)
             if tg.kappa > 0.0:
                 target[c] = target[c] * exp(-tg.kappa * t)
             _apply(wk, &Q[0], Wc, Wn)
@@ -258,6 +260,8 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
                 Q[n - 1] = 0.0
         if Wc != &W[0, 0]:
             memcpy(&W[0, 0], Wc, n * n * sizeof(double))
-    stats[1] += wk.n_evaluations
-    stats[2] += wk.n_passes
+    if counters is not None:
+        counters[0] += n_projections
+        counters[1] += wk.n_evaluations
+        counters[2] += wk.n_passes
     return n_violated
