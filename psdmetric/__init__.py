@@ -16,7 +16,8 @@ from ._logdet import LogDet
 from ._meg import MEG
 from ._pola import KernelPOLA, POLA
 from ._psdboost import PSDBoost
-from ._von_neumann import DefiniteBoost, VonNeumann
+from ._definite_boost import DefiniteBoost
+from ._von_neumann import VonNeumann
 
 __version__ = "0.1.0.dev0"
 
