@@ -19,25 +19,13 @@ Each learning rate is tuned per method and noise level on three separate streams
 Run ``python bench/bench_burg.py`` (about a minute); ``--quick`` runs fewer streams.
 """
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _reporting import (  # noqa: E402
-    finish_machine,
-    machine,
-    machine_line,
-    mean_and_standard_error,
-    parse_arguments,
-    pyplot,
-    write,
-)
-
-from psdmetric import BurgRegressor  # noqa: E402
+from _reporting import (finish_machine, machine, machine_line, mean_and_standard_error,
+                        parse_arguments, pyplot, write)
+from psdmetric import BurgRegressor
 
 N_FEATURES, N_ROUNDS = 100, 10_000
 NOISE_LEVELS = (0.0, 0.1, 0.3)  # the seed's

@@ -41,21 +41,13 @@ from sklearn.datasets import load_digits
 from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import normalized_mutual_info_score
-from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.neighbors import KNeighborsClassifier
+from sklearn.model_selection import StratifiedKFold
 
 import psdmetric
-from _datasets import load_mnist5000
-from _reporting import (
-    finish_machine,
-    machine,
-    machine_line,
-    mean_and_standard_error,
-    parse_arguments,
-    pyplot,
-    run_with_time_limit,
-    write,
-)
+from _datasets import knn_error, mnist_split, one_nn_error
+from _reporting import (Stopwatch, finish_machine, machine, machine_line,
+                        mean_and_standard_error, parse_arguments, pyplot, run_with_time_limit,
+                        write)
 from psdmetric import PairConstraints
 
 EPSILON = 0.25  # the seed's (1 ∓ ε) b bounds
@@ -202,8 +194,7 @@ def satisfaction(learners, G0, y, settings):
 
 
 def knn_accuracy(G, y, train, test):
-    model = KNeighborsClassifier(5).fit(G[train], y[train])
-    return float(model.score(G[test], y[test]))
+    return 1.0 - knn_error(G[train], y[train], G[test], y[test], 5)
 
 
 def classification(learners, G0, y, settings):
@@ -228,15 +219,6 @@ def classification(learners, G0, y, settings):
             print(f"  {key:<30} 5-NN accuracy {results[key][0]:.1%} ± "
                   f"{results[key][1]:.1%}", flush=True)
     return results
-
-
-def mnist_split():
-    X, y = load_mnist5000()
-    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-
-
-def one_nn_error(Z_train, y_train, Z_test, y_test):
-    return float(1.0 - KNeighborsClassifier(1).fit(Z_train, y_train).score(Z_test, y_test))
 
 
 def mnist_cross_validate_gamma(name, n_constraints, gammas):
@@ -264,10 +246,9 @@ def mnist_fit(name, n_constraints, gamma):
                                        random_state=0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        start, cpu = time.perf_counter(), time.process_time()
-        learner.fit(X_train, y_train)
-        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
-    return {"gamma": gamma, "fit_seconds": seconds, "fit_cpu_seconds": cpu_seconds,
+        with Stopwatch() as watch:
+            learner.fit(X_train, y_train)
+    return {"gamma": gamma, "fit_seconds": watch.wall, "fit_cpu_seconds": watch.cpu,
             "cycles": int(learner.n_iter_),
             "converged": not any(issubclass(w.category, ConvergenceWarning)
                                  for w in caught),

@@ -29,7 +29,6 @@ be shared with other jobs).
     python bench/bench_von_neumann.py --quick  # smaller runs, written to a scratch dir
 """
 
-import time
 import warnings
 
 import numpy as np
@@ -37,12 +36,12 @@ from scipy.linalg.blas import dgemm
 from sklearn.datasets import load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _datasets import load_mnist5000
-from _reporting import finish_machine, machine, machine_line, parse_arguments, pyplot, write
+from _datasets import mnist_split, one_nn_error
+from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
+                        pyplot, write)
 from psdmetric import (
     MEG,
     DefiniteBoost,
@@ -55,27 +54,6 @@ from psdmetric._solvers import definite_boost_steps, logdet_sweep, von_neumann_s
 
 RATIO_TARGET, MNIST_SECONDS_TARGET, MEG_RATE_TARGET = 10.0, 60.0, 2000.0
 SEED_CYCLES = {"exact von Neumann": 11, "DefiniteBoost": 3220}
-
-
-class Stopwatch:
-    """Wall and process-CPU seconds of a ``with`` block."""
-
-    def __enter__(self):
-        self._start = (time.perf_counter(), time.process_time())
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self._start[0]
-        self.cpu = time.process_time() - self._start[1]
-
-
-def mnist_split():
-    X, y = load_mnist5000(100)
-    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-
-
-def one_nn_error(train, y_train, test, y_test):
-    return float(1.0 - KNeighborsClassifier(1).fit(train, y_train).score(test, y_test))
 
 
 # --------------------------------------------------------------------------------------

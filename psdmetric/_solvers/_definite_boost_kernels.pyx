@@ -8,17 +8,7 @@ from libc.math cimport INFINITY, exp, fabs, log
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dgemm, dnrm2
 
-from ._eigen_update cimport (
-    _Workspace,
-    _apply,
-    _check_sorted,
-    _decompose,
-    _eigenvalues,
-    _moments,
-    _normalize_top,
-    _spectrum,
-    _unit_spectrum,
-)
+from ._eigen_update cimport _Workspace, _apply, _check_sorted, _decompose, _normalize_top
 from ._eigen_workspace cimport Work
 
 

@@ -10,10 +10,8 @@ from ._eigen_update cimport (
     _apply,
     _check_sorted,
     _decompose,
-    _eigenvalues,
     _moments,
     _normalize_top,
-    _spectrum,
     _unit_spectrum,
 )
 from ._eigen_workspace cimport Work

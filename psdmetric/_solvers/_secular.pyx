@@ -140,6 +140,16 @@ cdef void _cold_start(Work* wk) noexcept nogil:
     _activate_all(wk)
 
 
+cdef inline bint _accept(Work* wk, Py_ssize_t i, double ps, double dps, double ph,
+                         double dph) noexcept nogil:
+    """Root i has converged: keep its secular sums (they give its eigenvector's weight)."""
+    wk.psi[i] = ps
+    wk.dpsi[i] = dps
+    wk.phi[i] = ph
+    wk.dphi[i] = dph
+    return True
+
+
 cdef bint _converged_or_step(Work* wk, Py_ssize_t i, double ps, double dps, double ph,
                              double dph) noexcept nogil:
     """Test root i with the secular sums at its tau; if not converged, move it.
@@ -154,11 +164,7 @@ cdef bint _converged_or_step(Work* wk, Py_ssize_t i, double ps, double dps, doub
     # Rounding bound of f as in LAPACK's dlaed4 (a root on a pole, f infinite, never passes).
     err = 8.0 * (ph - ps) + 2.0 * rinv + 3.0 * fabs(tau) * df
     if fabs(f) <= DBL_EPSILON * err and fabs(f) < INFINITY:
-        wk.psi[i] = ps
-        wk.dpsi[i] = dps
-        wk.phi[i] = ph
-        wk.dphi[i] = dph
-        return True
+        return _accept(wk, i, ps, dps, ph, dph)
     if f < 0.0:
         wk.lb[i] = max(wk.lb[i], tau)
     else:
@@ -166,11 +172,7 @@ cdef bint _converged_or_step(Work* wk, Py_ssize_t i, double ps, double dps, doub
     if (wk.ub[i] - wk.lb[i] <= 4.0 * DBL_EPSILON * max(fabs(wk.lb[i]), fabs(wk.ub[i]))
             and fabs(f) < INFINITY):
         # Bracketed to the last bit: f cannot be resolved further.
-        wk.psi[i] = ps
-        wk.dpsi[i] = dps
-        wk.phi[i] = ph
-        wk.dphi[i] = dph
-        return True
+        return _accept(wk, i, ps, dps, ph, dph)
     if i < k - 1:
         d1 = (wk.p[i] - wk.porg[i]) - tau
         d2 = (wk.p[i + 1] - wk.porg[i]) - tau
@@ -200,11 +202,7 @@ cdef bint _converged_or_step(Work* wk, Py_ssize_t i, double ps, double dps, doub
         t1 = 0.5 * (tau + (wk.ub[i] if f < 0.0 else wk.lb[i]))
         if not (wk.lb[i] < t1 < wk.ub[i]) and fabs(f) < INFINITY:
             # No other double inside the bracket: tau is the root to working precision.
-            wk.psi[i] = ps
-            wk.dpsi[i] = dps
-            wk.phi[i] = ph
-            wk.dphi[i] = dph
-            return True
+            return _accept(wk, i, ps, dps, ph, dph)
     if i < k - 1:
         # Keep the nearer pole as origin (a warm start may cross the middle).
         dl = wk.p[i + 1] - wk.p[i]

@@ -20,7 +20,6 @@ from ._eigen_update cimport (
     _decompose,
     _eigenvalues,
     _moments,
-    _normalize_top,
     _spectrum,
     _unit_spectrum,
 )
