@@ -299,8 +299,10 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
     ``1/wᵢ ← 1/wᵢ + 2η(ŷ − y)xᵢ``, the minimiser of the Burg (Itakura–Saito) divergence
     to the current weights plus ``η`` times the squared loss, linearised. The weights
     stay positive through an adaptive learning rate: it never grows, and shrinks to
-    half of the largest step that keeps every ``1 + 2η(ŷ − y)xᵢwᵢ`` positive. The paper
-    states the rule for ``x ≥ 0``; this one is its extension to inputs of any sign.
+    half of the largest step that keeps every ``1 + 2η(ŷ − y)xᵢwᵢ`` positive,
+    ``η ≤ ½ / (2 maxᵢ(−(ŷ − y) xᵢ wᵢ))``. The paper states its rule for ``x ≥ 0`` and
+    also keeps every ``wᵢ < 1``; this rule works for inputs of any sign and keeps only
+    ``w > 0``, so the weights have no ceiling.
 
     Parameters
     ----------

@@ -59,9 +59,12 @@ def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
     """One pass of the Burg gradient algorithm (seed 001, Alg. 1) over the rows of X.
 
     Predicts ``ŷ = w·x``, then ``1/w_i ← 1/w_i + 2η(ŷ − y)x_i`` for every i. The rate
-    ``η`` is kept by the adaptive rule generalised to inputs of any sign:
+    ``η`` is kept by an adaptive rule for inputs of any sign:
     ``η ← min(η, ½ / (2 max_i(−(ŷ − y) x_i w_i)))`` whenever that maximum is positive,
-    which keeps every factor ``1 + 2η(ŷ − y)x_i w_i ≥ ½``, hence ``w > 0``.
+    which keeps every factor ``1 + 2η(ŷ − y)x_i w_i ≥ ½``, hence ``w > 0``. This bounds
+    the rate only to keep w positive; the rule of Jain, Kulis & Dhillon (2007), Alg. 1,
+    also keeps every ``w_i < 1`` (as Lemma 2 keeps ``W ≺ I`` in the matrix case), a
+    ceiling a regression weight does not need.
 
     ``w`` is updated in place; ``predictions[t]`` and ``rates[t]`` receive the
     prediction made for row t and the rate used on it. Returns the final rate.
