@@ -9,7 +9,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.utils import check_array
+from sklearn.base import _fit_context
+from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin
@@ -17,7 +18,10 @@ from ._constraints import check_bounds, squared_distance_bounds
 
 
 class PairBregmanMixin(MahalanobisMixin):
-    """Base class of the pair learners: shared parameters, prior and bounds.
+    """Base class of the pair learners: shared parameters, ``fit``, prior and bounds.
+
+    ``fit`` validates the input and draws pairs from labels, then calls the learner's
+    ``_fit(X, constraints, rng)``.
 
     Subclasses take a subset of these parameters, removing the others from a copy of
     ``_parameter_constraints`` (as scikit-learn's ``Lasso`` does with ``ElasticNet``'s).
@@ -37,6 +41,34 @@ class PairBregmanMixin(MahalanobisMixin):
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Fit the metric from class labels or from explicit pair constraints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (in kernel mode, the rows of a kernel factor).
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels; pairs are drawn from them. Leave ``None`` when passing
+            ``constraints``.
+
+        constraints : PairConstraints, default=None
+            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
+            their own bounds.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        X, constraints = self._validate_fit(X, y, constraints, rng)
+        self._fit(X, constraints, rng)
+        self.constraints_ = constraints
+        return self
 
     def _targets(self, factor, constraints, rng):
         """Per-pair bounds ξ₀ and the (u, l) they come from.

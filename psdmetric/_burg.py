@@ -182,55 +182,6 @@ class OnlineLogDet(OnlineMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Start afresh and make passes over the pairs until the pass loss settles.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs and their targets are drawn from them. Leave ``None``
-            when passing ``constraints``.
-
-        constraints : DistanceTargets, default=None
-            Explicit pairs of rows of ``X`` with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        return self._fit_online(X, y, constraints)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, constraints=None):
-        """Continue learning from one chunk: one pass over its pairs.
-
-        Labelled chunks get their pairs (and targets) from their own rows, drawn as in
-        ``fit``; explicit ``constraints`` index the rows of this chunk. The first call
-        fixes the number of features and, for ``scale="auto"``, the ceiling κ.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The chunk's samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels of the chunk.
-
-        constraints : DistanceTargets, default=None
-            Pairs of rows of this chunk with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit_online(X, y, constraints)
-
     def _initialize(self, n_features):
         # The state is laid out by the first pass, once pairs fix the scale.
         self._factor = None

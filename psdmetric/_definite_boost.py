@@ -7,8 +7,6 @@ exact projections (Kulis, Sustik & Dhillon (2009), §6.3). The matrix is kept as
 """
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 from threadpoolctl import threadpool_limits
 
@@ -197,30 +195,7 @@ class DefiniteBoost(PairBregmanMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Fit the trace-one metric from class labels or explicit pair constraints.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
-            their own bounds (under the trace-one metric).
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        rng = check_random_state(self.random_state)
-        X, constraints = self._validate_fit(X, y, constraints, rng)
+    def _fit(self, X, constraints, rng):
         eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         eigenvalues = eigenvalues / eigenvalues.sum()
         factor = np.ascontiguousarray(X @ eigenvectors)
@@ -250,8 +225,6 @@ class DefiniteBoost(PairBregmanMixin):
         self.dual_objective_ = problem.dual_objective(Q, dual)
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=True)
-        self.constraints_ = constraints
-        return self
 
     def _exact(self, problem, dual, Q, W, rng):
         """Cyclic exact projections onto ``d²_W ≤ u tr(W)`` (resp. ``≥ l tr W``)."""

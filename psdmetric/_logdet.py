@@ -9,8 +9,6 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 
 from ._bregman import PairBregmanMixin, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep
@@ -140,30 +138,7 @@ class LogDet(PairBregmanMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Fit the metric from class labels or from explicit pair constraints.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (in kernel mode, the rows of a kernel factor ``G₀``).
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
-            their own bounds.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        rng = check_random_state(self.random_state)
-        X, constraints = self._validate_fit(X, y, constraints, rng)
+    def _fit(self, X, constraints, rng):
         eigenvectors, eigenvalues = prior_eigenpairs(X, self.prior, self.n_components)
         initial = np.sqrt(eigenvalues)[:, None] * eigenvectors.T
         factor = np.ascontiguousarray(X @ initial.T)
@@ -185,6 +160,4 @@ class LogDet(PairBregmanMixin):
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
         )
         self.components_ = B.T @ initial
-        self.constraints_ = constraints
         self.dual_coef_ = dual
-        return self

@@ -29,6 +29,7 @@ A learner implements:
 """
 
 import numpy as np
+from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
 from ._base import MahalanobisMixin
@@ -41,8 +42,27 @@ class OnlineMixin(MahalanobisMixin):
     # The verbose table's title of what ``_one_pass`` returns.
     _pass_summary = "pass loss"
 
-    def _fit_online(self, X, y, constraints):
-        """``fit``: reset, then passes over the data (decorate with ``_fit_context``)."""
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Start afresh and make passes over the constraints until the stopping rule holds.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels; the learner's constraints are drawn from them. Leave ``None``
+            when passing ``constraints``.
+
+        constraints : PairConstraints or DistanceTargets, default=None
+            Explicit constraints of the learner's kind (see the class) on rows of ``X``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
         with EstimatorCheckpoint(self) as checkpoint:
             self._rng = check_random_state(self.random_state)
             X, constraints = self._validate_fit(X, y, constraints, self._rng)
@@ -66,8 +86,32 @@ class OnlineMixin(MahalanobisMixin):
         """The cumulative loss of a pass is within ``tol`` of the previous pass's."""
         return np.isfinite(previous) and abs(previous - loss) <= self.tol * previous
 
-    def _partial_fit_online(self, X, y, constraints):
-        """``partial_fit``: one pass over this chunk, continuing from the current state."""
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None, *, constraints=None):
+        """Continue learning from one chunk: one pass over its constraints, in order.
+
+        Labelled chunks get their constraints from their own rows, drawn as in ``fit``;
+        explicit ``constraints`` index the rows of this chunk. Chunks that together hold
+        the constraints of one ``fit`` pass, in the same order, give the same model as
+        that pass. The first call fixes the number of features (and any scale the
+        learner reads from its first constraints).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The chunk's samples.
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels of the chunk.
+
+        constraints : PairConstraints or DistanceTargets, default=None
+            Constraints of the learner's kind on rows of this chunk.
+
+        Returns
+        -------
+        self : object
+            Updated estimator.
+        """
         with EstimatorCheckpoint(self):
             first_call = not hasattr(self, "_rng")
             if first_call:

@@ -12,7 +12,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import _fit_context
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -181,54 +180,6 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self.max_iter = max_iter
         self.verbose = verbose
         self.random_state = random_state
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Start from ``A = 0`` and make passes until every training loss is ``≤ beta``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar (+1) / dissimilar (-1) pairs of rows of ``X``.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        return self._fit_online(X, y, constraints)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, constraints=None):
-        """Continue learning from one chunk: one online pass over its pairs.
-
-        Labelled chunks get their pairs from their own rows, drawn as in ``fit``;
-        explicit ``constraints`` index the rows of this chunk.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The chunk's samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels of the chunk.
-
-        constraints : PairConstraints, default=None
-            Pairs of rows of this chunk.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit_online(X, y, constraints)
 
     def _initialize(self, n_features):
         self._matrix = np.zeros((n_features, n_features), order="F")

@@ -13,8 +13,6 @@ projections and dual corrections (seed 002 Alg. 3).
 """
 
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
 from threadpoolctl import threadpool_limits
 
 from ._bregman import PairBregmanMixin, ascending_prior
@@ -175,30 +173,7 @@ class VonNeumann(PairBregmanMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Fit the metric from class labels or from explicit pair constraints.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (in kernel mode, the rows of the factor ``V₀``).
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
-            their own bounds.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        rng = check_random_state(self.random_state)
-        X, constraints = self._validate_fit(X, y, constraints, rng)
+    def _fit(self, X, constraints, rng):
         eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         factor = np.ascontiguousarray(X @ eigenvectors)
         targets, self.bounds_ = self._targets(factor * np.sqrt(eigenvalues), constraints, rng)
@@ -222,6 +197,4 @@ class VonNeumann(PairBregmanMixin):
             )
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=False)
-        self.constraints_ = constraints
         self.dual_coef_ = dual
-        return self
