@@ -131,6 +131,19 @@ def write(out, name, results, page, figure):
     print(f"wrote {out / name}.json, .md and .png")
 
 
+def report(out, name, results, markdown, plot):
+    """Finish a run: record the end load, print the page and write the three files.
+
+    ``markdown(results)`` returns the page, ``plot(results)`` the figure.
+    """
+    finish_machine(results["machine"])
+    page = markdown(results)
+    print("\n" + page)
+    if "total_seconds" in results:
+        print(f"total {results['total_seconds']:.0f} s")
+    write(out, name, results, page, plot(results))
+
+
 def pyplot():
     """matplotlib's pyplot on the non-interactive backend."""
     import matplotlib

@@ -56,24 +56,23 @@ def burg(X, y, eta):
     return np.array(curve)
 
 
-def gradient_descent(X, y, eta):
+def online_regression(X, y, update):
+    """Cumulative loss every CHUNK rounds of ``w ← update(w, error, x)`` from w = 1/N."""
     w = np.full(X.shape[1], 1.0 / X.shape[1])
     losses = np.empty(len(y))
     for t, (x, target) in enumerate(zip(X, y)):
         error = w @ x - target
         losses[t] = error**2
-        w = w - 2 * eta * error * x
+        w = update(w, error, x)
     return np.cumsum(losses)[CHUNK - 1::CHUNK]
+
+
+def gradient_descent(X, y, eta):
+    return online_regression(X, y, lambda w, error, x: w - 2 * eta * error * x)
 
 
 def exponentiated_gradient(X, y, eta):
-    w = np.full(X.shape[1], 1.0 / X.shape[1])
-    losses = np.empty(len(y))
-    for t, (x, target) in enumerate(zip(X, y)):
-        error = w @ x - target
-        losses[t] = error**2
-        w = w * np.exp(-2 * eta * error * x)
-    return np.cumsum(losses)[CHUNK - 1::CHUNK]
+    return online_regression(X, y, lambda w, error, x: w * np.exp(-2 * eta * error * x))
 
 
 METHODS = {

@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from _anchors import run_anchor
 from _datasets import knn_error, load
-from _reporting import Stopwatch, finish_machine, machine, parse_arguments, pyplot, write
+from _reporting import Stopwatch, machine, parse_arguments, pyplot, report
 from psdmetric import LogDet, PairConstraints, pairs_from_labels, squared_distance_bounds
 from psdmetric._solvers import cyclic_projections, logdet_sweep
 
@@ -344,6 +344,16 @@ def markdown(results):
         "",
         *summary(results),
         "",
+        *metric_learn_section(results),
+        *projection_section(results),
+        *large_scale_section(results),
+    ]
+    return "\n".join(lines)
+
+
+def metric_learn_section(results):
+    """Part 1 of the page: the comparison with metric-learn's ITML."""
+    lines = [
         "## 1. Against metric-learn 0.7.0 ITML",
         "",
         "Both libraries fit the same pairs (40c² drawn from the training labels, pairs "
@@ -396,6 +406,12 @@ def markdown(results):
             f"{e['metric_learn']:.2%} | {r['test_points_more_errors']:+d} of {r['n_test']} | "
             f"{r['knn_error_standard_error']:.2%} | {r['metric_relative_difference']:.2f} | "
             f"{met(r['target_met'])} |")
+    return lines
+
+
+def projection_section(results):
+    """Part 2 of the page: time per projection against the DGEMV rate."""
+    lines = []
     lines += [
         "",
         "## 2. Time per projection against 4d² flops at the DGEMV rate",
@@ -439,8 +455,13 @@ def markdown(results):
                 f"(overhead {x['overhead_seconds']['wall'] * 1e6:.2f} µs, "
                 f"{x['flops_per_second']['wall'] / 1e9:.2f} GFlop/s)")
         lines.append(f"- d={rate['d']}: " + "; ".join(parts))
+    return lines
+
+
+def large_scale_section(results):
+    """Part 3 of the page: 100,000 constraints on MNIST-5000."""
     r = results["large_scale"]
-    lines += [
+    return [
         "",
         f"## 3. {r['n_constraints']:,} constraints on MNIST-5000 at {r['n_features']} "
         "dimensions",
@@ -463,7 +484,6 @@ def markdown(results):
         "![fit time and per-projection cost](logdet.png)",
         "",
     ]
-    return "\n".join(lines)
 
 
 def plot(results):
@@ -539,10 +559,7 @@ def main(argv=None):
     for r in comparisons:
         del r["_data"]
     results["against_metric_learn"] = comparisons
-    finish_machine(results["machine"])
-    page = markdown(results)
-    print("\n" + page)
-    write(out, "logdet", results, page, plot(results))
+    report(out, "logdet", results, markdown, plot)
     return 0
 
 

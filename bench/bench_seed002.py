@@ -45,9 +45,8 @@ from sklearn.model_selection import StratifiedKFold
 
 import psdmetric
 from _datasets import knn_error, mnist_split, one_nn_error
-from _reporting import (Stopwatch, finish_machine, machine, machine_line,
-                        mean_and_standard_error, parse_arguments, pyplot, run_with_time_limit,
-                        write)
+from _reporting import (Stopwatch, machine, machine_line, mean_and_standard_error,
+                        parse_arguments, pyplot, report, run_with_time_limit)
 from psdmetric import PairConstraints
 
 EPSILON = 0.25  # the seed's (1 ∓ ε) b bounds
@@ -482,11 +481,7 @@ def main(argv=None):
     print("\n== 5. MNIST-5000 ==", flush=True)
     results["mnist"] = mnist(learners, settings)
     results["total_seconds"] = time.perf_counter() - start
-    finish_machine(results["machine"])
-    page = markdown(results)
-    print("\n" + page)
-    print(f"total {results['total_seconds']:.0f} s")
-    write(out, "seed002", results, page, plot(results))
+    report(out, "seed002", results, markdown, plot)
     return 0
 
 
