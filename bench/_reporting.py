@@ -1,4 +1,4 @@
-"""What the suite, scaling and seed-002 benchmarks share: command line, machine, files.
+"""What the benchmarks share: command line, machine, timing, files.
 
 Each script takes ``--quick`` (a smoke run of a few minutes) and ``--out DIR``. A full
 run writes ``docs/benchmarks/<name>.{json,md,png}``; a quick run writes to a scratch
@@ -50,12 +50,32 @@ def machine():
     if cpuinfo.exists():
         cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
                     if line.startswith("model name")), cpu)
-    blas = [{key: info.get(key) for key in ("internal_api", "version", "num_threads")}
+    keys = ("internal_api", "version", "architecture", "num_threads")
+    blas = [{key: info.get(key) for key in keys}
             for info in threadpool_info() if info.get("user_api") == "blas"]
     return {"cpu": cpu, "logical_cpus": os.cpu_count(), "blas": blas,
             "python": platform.python_version(), "numpy": np.__version__,
             "scikit_learn": sklearn.__version__, "psdmetric": psdmetric.__version__,
             "load_average_start": list(os.getloadavg())}
+
+
+class Stopwatch:
+    """Wall and process-CPU seconds, summed over the ``with`` blocks it times."""
+
+    def __init__(self):
+        self.wall = self.cpu = 0.0
+
+    def __enter__(self):
+        self._start = (time.perf_counter(), time.process_time())
+        return self
+
+    def __exit__(self, *exc):
+        self.wall += time.perf_counter() - self._start[0]
+        self.cpu += time.process_time() - self._start[1]
+
+    def seconds(self):
+        """``{"wall": ..., "cpu": ...}``."""
+        return {"wall": self.wall, "cpu": self.cpu}
 
 
 def finish_machine(info):
@@ -95,14 +115,33 @@ def jsonable(value):
     return value
 
 
-def write(out, name, results, page, figure):
-    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` (a matplotlib figure)."""
+def write_json(out, name, results):
+    """Write ``<name>.json`` into the output directory ``out``."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(jsonable(results), indent=2) + "\n")
+
+
+def write(out, name, results, page, figure):
+    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` (a matplotlib figure)."""
+    out = Path(out)
+    write_json(out, name, results)
     (out / f"{name}.md").write_text(page)
     figure.savefig(out / f"{name}.png", dpi=110)
     print(f"wrote {out / name}.json, .md and .png")
+
+
+def report(out, name, results, markdown, plot):
+    """Finish a run: record the end load, print the page and write the three files.
+
+    ``markdown(results)`` returns the page, ``plot(results)`` the figure.
+    """
+    finish_machine(results["machine"])
+    page = markdown(results)
+    print("\n" + page)
+    if "total_seconds" in results:
+        print(f"total {results['total_seconds']:.0f} s")
+    write(out, name, results, page, plot(results))
 
 
 def pyplot():

@@ -19,25 +19,13 @@ Each learning rate is tuned per method and noise level on three separate streams
 Run ``python bench/bench_burg.py`` (about a minute); ``--quick`` runs fewer streams.
 """
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _reporting import (  # noqa: E402
-    finish_machine,
-    machine,
-    machine_line,
-    mean_and_standard_error,
-    parse_arguments,
-    pyplot,
-    write,
-)
-
-from psdmetric import BurgRegressor  # noqa: E402
+from _reporting import (finish_machine, machine, machine_line, mean_and_standard_error,
+                        parse_arguments, pyplot, write)
+from psdmetric import BurgRegressor
 
 N_FEATURES, N_ROUNDS = 100, 10_000
 NOISE_LEVELS = (0.0, 0.1, 0.3)  # the seed's
@@ -68,24 +56,23 @@ def burg(X, y, eta):
     return np.array(curve)
 
 
-def gradient_descent(X, y, eta):
+def online_regression(X, y, update):
+    """Cumulative loss every CHUNK rounds of ``w ← update(w, error, x)`` from w = 1/N."""
     w = np.full(X.shape[1], 1.0 / X.shape[1])
     losses = np.empty(len(y))
     for t, (x, target) in enumerate(zip(X, y)):
         error = w @ x - target
         losses[t] = error**2
-        w = w - 2 * eta * error * x
+        w = update(w, error, x)
     return np.cumsum(losses)[CHUNK - 1::CHUNK]
+
+
+def gradient_descent(X, y, eta):
+    return online_regression(X, y, lambda w, error, x: w - 2 * eta * error * x)
 
 
 def exponentiated_gradient(X, y, eta):
-    w = np.full(X.shape[1], 1.0 / X.shape[1])
-    losses = np.empty(len(y))
-    for t, (x, target) in enumerate(zip(X, y)):
-        error = w @ x - target
-        losses[t] = error**2
-        w = w * np.exp(-2 * eta * error * x)
-    return np.cumsum(losses)[CHUNK - 1::CHUNK]
+    return online_regression(X, y, lambda w, error, x: w * np.exp(-2 * eta * error * x))
 
 
 METHODS = {

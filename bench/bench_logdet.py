@@ -16,69 +16,30 @@ process (what the work costs, robust to other jobs on a shared machine).
 metric-learn runs in its own venv (see ``_anchors.py``; created on first use).
 
     python bench/bench_logdet.py            # writes docs/benchmarks/logdet.{json,md,png}
-    python bench/bench_logdet.py --quick    # digits only, fewer constraints; prints only
-    python bench/bench_logdet.py --quick --out /tmp/logdet   # ... and writes there
+    python bench/bench_logdet.py --quick    # digits only, fewer constraints, scratch dir
 """
 
-import argparse
-import json
-import os
-import platform
 import statistics
 import sys
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from scipy.linalg.blas import dgemv
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 from _anchors import run_anchor
-from _datasets import load
+from _datasets import knn_error, load
+from _reporting import Stopwatch, machine, parse_arguments, pyplot, report
 from psdmetric import LogDet, PairConstraints, pairs_from_labels, squared_distance_bounds
 from psdmetric._solvers import cyclic_projections, logdet_sweep
 
-OUT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 N_NEIGHBORS = 4  # k of the k-NN experiments of seed 002 §7.2
 GAMMA, TOL, MAX_ITER = 1.0, 1e-3, 1000
 SPEEDUP_TARGET, FLOP_RATIO_TARGET, LARGE_SECONDS_TARGET = 10.0, 3.0, 60.0
 CLOCKS = ("wall", "cpu")
-
-
-class Stopwatch:
-    """Accumulates wall and process CPU seconds over the ``with`` blocks it times."""
-
-    def __init__(self):
-        self.wall = self.cpu = 0.0
-
-    def __enter__(self):
-        self._start = (time.perf_counter(), time.process_time())
-        return self
-
-    def __exit__(self, *exc):
-        self.wall += time.perf_counter() - self._start[0]
-        self.cpu += time.process_time() - self._start[1]
-
-    def seconds(self):
-        return {"wall": self.wall, "cpu": self.cpu}
-
-
-def machine():
-    """Load, CPU and BLAS of this run: the context every number below depends on."""
-    cpu = next((line.split(":", 1)[1].strip() for line in
-                Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    blas = [{key: info.get(key) for key in ("internal_api", "version", "architecture",
-                                              "num_threads")}
-            for info in threadpool_info() if info.get("user_api") == "blas"]
-    return {"cpu": cpu, "logical_cpus": os.cpu_count(), "blas": blas,
-            "python": platform.python_version(), "numpy": np.__version__,
-            "load_average_start": list(os.getloadavg())}
 
 
 def split(name):
@@ -104,11 +65,6 @@ def shared_constraints(X, y, n_constraints):
     distinct = np.any(X[drawn.pairs[:, 0]] != X[drawn.pairs[:, 1]], axis=1)
     bounds = squared_distance_bounds(X, random_state=0)
     return drawn.pairs[distinct], drawn.labels[distinct], bounds
-
-
-def knn_error(Z_train, y_train, Z_test, y_test):
-    model = KNeighborsClassifier(N_NEIGHBORS).fit(Z_train, y_train)
-    return float(1.0 - model.score(Z_test, y_test))
 
 
 def fit_converged(model, X, **fit_params):
@@ -179,7 +135,7 @@ def against_metric_learn(name, repeats):
           flush=True)
 
     errors = {
-        "euclidean": knn_error(X_train, y_train, X_test, y_test),
+        "euclidean": knn_error(X_train, y_train, X_test, y_test, N_NEIGHBORS),
         "psdmetric": knn_error(model.transform(X_train), y_train,
                                model.transform(X_test), y_test),
         "metric_learn": knn_error(anchor.transform(X_train), y_train,
@@ -316,9 +272,9 @@ def large_scale(n_constraints):
         "pair_generation_seconds": watch.seconds(), "fit_seconds": seconds,
         "n_iter": int(model.n_iter_), "converged": converged,
         "knn_test_error": {
-            "euclidean": knn_error(X_train, y_train, X_test, y_test),
+            "euclidean": knn_error(X_train, y_train, X_test, y_test, N_NEIGHBORS),
             "psdmetric": knn_error(model.transform(X_train), y_train,
-                                   model.transform(X_test), y_test)},
+                                   model.transform(X_test), y_test, N_NEIGHBORS)},
         "target_met": bool(converged and seconds["wall"] < LARGE_SECONDS_TARGET),
     }
 
@@ -388,6 +344,16 @@ def markdown(results):
         "",
         *summary(results),
         "",
+        *metric_learn_section(results),
+        *projection_section(results),
+        *large_scale_section(results),
+    ]
+    return "\n".join(lines)
+
+
+def metric_learn_section(results):
+    """Part 1 of the page: the comparison with metric-learn's ITML."""
+    lines = [
         "## 1. Against metric-learn 0.7.0 ITML",
         "",
         "Both libraries fit the same pairs (40c² drawn from the training labels, pairs "
@@ -440,6 +406,12 @@ def markdown(results):
             f"{e['metric_learn']:.2%} | {r['test_points_more_errors']:+d} of {r['n_test']} | "
             f"{r['knn_error_standard_error']:.2%} | {r['metric_relative_difference']:.2f} | "
             f"{met(r['target_met'])} |")
+    return lines
+
+
+def projection_section(results):
+    """Part 2 of the page: time per projection against the DGEMV rate."""
+    lines = []
     lines += [
         "",
         "## 2. Time per projection against 4d² flops at the DGEMV rate",
@@ -483,8 +455,13 @@ def markdown(results):
                 f"(overhead {x['overhead_seconds']['wall'] * 1e6:.2f} µs, "
                 f"{x['flops_per_second']['wall'] / 1e9:.2f} GFlop/s)")
         lines.append(f"- d={rate['d']}: " + "; ".join(parts))
+    return lines
+
+
+def large_scale_section(results):
+    """Part 3 of the page: 100,000 constraints on MNIST-5000."""
     r = results["large_scale"]
-    lines += [
+    return [
         "",
         f"## 3. {r['n_constraints']:,} constraints on MNIST-5000 at {r['n_features']} "
         "dimensions",
@@ -507,16 +484,10 @@ def markdown(results):
         "![fit time and per-projection cost](logdet.png)",
         "",
     ]
-    return "\n".join(lines)
 
 
-def plot(results, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+def plot(results):
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(11, 4.2))
     runs = results["against_metric_learn"]
     x = np.arange(len(runs))
     bars = [("psdmetric LogDet", lambda r: r["psdmetric"]["fit_seconds"]["wall"],
@@ -552,20 +523,11 @@ def plot(results, path):
     right.set_title("Cost of one LogDet projection")
     right.legend(loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="digits only, 20,000 large-scale constraints; writes files "
-                             "only with --out")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"folder for logdet.json/.md/.png (default {OUT}; none with "
-                             "--quick)")
-    args = parser.parse_args(argv)
-    out = args.out if args.out is not None or args.quick else OUT
+    args, out = parse_arguments(__doc__.splitlines()[0], argv)
     datasets = ["digits"] if args.quick else ["digits", "mnist5000"]
     repeats = 1 if args.quick else 3
     results = {"machine": machine(), "repeats": repeats, "quick": args.quick}
@@ -597,15 +559,7 @@ def main(argv=None):
     for r in comparisons:
         del r["_data"]
     results["against_metric_learn"] = comparisons
-    results["machine"]["load_average_end"] = list(os.getloadavg())
-    page = markdown(results)
-    print("\n" + page)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "logdet.json").write_text(json.dumps(results, indent=2))
-        (out / "logdet.md").write_text(page)
-        plot(results, out / "logdet.png")
-        print(f"wrote {out / 'logdet.json'}, logdet.md and logdet.png")
+    report(out, "logdet", results, markdown, plot)
     return 0
 
 

@@ -34,14 +34,7 @@ import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
 
-from _reporting import (
-    finish_machine,
-    machine,
-    machine_line,
-    parse_arguments,
-    pyplot,
-    write,
-)
+from _reporting import machine, machine_line, parse_arguments, pyplot, report
 from psdmetric import MEG, DistanceTargets
 
 CLASSES = {3: 17, 5: 17, 8: 18}
@@ -234,10 +227,7 @@ def main(argv=None):
     start = time.perf_counter()
     results["experiment"] = experiment(settings)
     results["total_seconds"] = time.perf_counter() - start
-    finish_machine(results["machine"])
-    page = markdown(results)
-    print("\n" + page)
-    write(out, "meg", results, page, plot(results))
+    report(out, "meg", results, markdown, plot)
     return 0
 
 

@@ -24,10 +24,8 @@ MNIST); ``--quick`` times fewer updates and uses 9 digit pairs.
 """
 
 import itertools
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
@@ -35,20 +33,10 @@ from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _datasets import load_mnist5000  # noqa: E402
-from _reporting import (  # noqa: E402
-    finish_machine,
-    machine,
-    machine_line,
-    parse_arguments,
-    pyplot,
-    write,
-)
-
-from psdmetric import POLA, PairConstraints, pairs_from_labels  # noqa: E402
-from psdmetric._solvers import pola_pass  # noqa: E402
+from _datasets import load_mnist5000
+from _reporting import finish_machine, machine, machine_line, parse_arguments, pyplot, write
+from psdmetric import POLA, PairConstraints, pairs_from_labels
+from psdmetric._solvers import pola_pass
 
 DIMENSIONS = (25, 50, 100, 200)
 TARGET_UPDATES_PER_SECOND = 5_000
@@ -77,10 +65,11 @@ def time_pass(X, pairs, labels):
     A = np.zeros((d, d), order="F")
     losses = np.empty(len(pairs))
     wall, cpu = time.perf_counter(), time.process_time()
-    _, projections = pola_pass(X, pairs, labels, A, 1.0, 0.0, losses)
+    projections = np.zeros(1, dtype=np.intp)
+    pola_pass(X, pairs, labels, A, 1.0, 0.0, losses, counters=projections)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"wall_seconds": wall, "cpu_seconds": cpu,
-            "updates": int(np.count_nonzero(losses)), "projections": int(projections),
+            "updates": int(np.count_nonzero(losses)), "projections": int(projections[0]),
             "pairs": len(pairs)}
 
 

@@ -24,7 +24,6 @@ times slower) and is timed on the wall clock and on this process's CPU clock.
     python bench/bench_psdboost.py --quick    # D = 16, 32 only, no digits SDP; scratch dir
 """
 
-import time
 import warnings
 
 import cvxpy as cp
@@ -35,7 +34,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
 import psdmetric._psdboost as psdboost_module
-from _reporting import finish_machine, machine, machine_line, parse_arguments, pyplot, write
+from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
+                        pyplot, write)
 from psdmetric import PSDBoost, TripletConstraints, triplets_from_labels
 
 RELATIVE_TARGET, SPEEDUP_TARGET = 1e-3, 10.0
@@ -52,21 +52,9 @@ def synthetic(n_samples, n_features, random_state, n_informative=4, n_classes=3)
     return centers[y] + rng.randn(n_samples, n_features), y
 
 
-class Clock:
-    """Wall and process CPU seconds of the ``with`` block."""
-
-    def __enter__(self):
-        self._start = (time.perf_counter(), time.process_time())
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self._start[0]
-        self.cpu = time.process_time() - self._start[1]
-
-
 def fit_psdboost(X, triplets, C, **params):
     learner = PSDBoost(C=C, random_state=0, **params)
-    with warnings.catch_warnings(record=True) as caught, Clock() as clock:
+    with warnings.catch_warnings(record=True) as caught, Stopwatch() as clock:
         warnings.simplefilter("always", ConvergenceWarning)
         learner.fit(X, constraints=TripletConstraints(triplets))
     return learner, clock, bool(caught)
@@ -86,7 +74,7 @@ def solve_sdp(X, triplets, C, solver):
     margins = cp.sum(cp.multiply(P @ M, P), axis=1) - cp.sum(cp.multiply(Q @ M, Q), axis=1)
     problem = cp.Problem(cp.Maximize(rho - C * cp.sum(xi)),
                          [cp.trace(M) == 1, margins >= rho - xi])
-    with warnings.catch_warnings(), Clock() as clock:
+    with warnings.catch_warnings(), Stopwatch() as clock:
         warnings.simplefilter("ignore")  # "inaccurate" shows in the status column
         problem.solve(solver=solver)
     return {"objective": problem.value * scale**2, "matrix": M.value, "wall": clock.wall,
@@ -221,7 +209,7 @@ def eigen_paths(dimensions, n_weighted=1000):
         row = {"n_features": n_features, "difference_vectors": 2 * n_weighted}
         for path, threshold in (("dense", 10**9), ("lanczos", 0)):
             psdboost_module._DENSE_MAX_FEATURES = threshold
-            with Clock() as clock:
+            with Stopwatch() as clock:
                 for _ in range(3):
                     psdboost_module._top_eigenpairs(differences, w, 8,
                                                     np.random.RandomState(0))

@@ -45,16 +45,8 @@ from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 import psdmetric
-from _reporting import (
-    finish_machine,
-    loglog_slope,
-    machine,
-    machine_line,
-    parse_arguments,
-    pyplot,
-    run_with_time_limit,
-    write,
-)
+from _reporting import (loglog_slope, machine, machine_line, parse_arguments, pyplot, report,
+                        run_with_time_limit)
 from psdmetric import (
     PairConstraints,
     distance_targets_from_labels,
@@ -383,7 +375,7 @@ def cell(points, axis, size, quantity, scale, unit):
 
 def markdown(results):
     s = results["settings"]
-    c, d, k = s["constraints"], s["dimension"], s["kernel"]
+    c, k = s["constraints"], s["kernel"]
     lines = [
         "# Scaling: time per cycle against constraints, dimension and number of points",
         "",
@@ -417,6 +409,17 @@ def markdown(results):
         "triplets, as each learner takes). Slopes are least-squares fits of log time "
         "against log size.",
         "",
+    ]
+    lines += constraints_section(results) + dimension_section(results)
+    lines += kernel_section(results) + reading_section(results) + notes_section(results)
+    lines += ["", "![scaling](scaling.png)", ""]
+    return "\n".join(lines)
+
+
+def constraints_section(results):
+    """Part 1 of the page: time per cycle against the number of constraints."""
+    c = results["settings"]["constraints"]
+    lines = [
         f"## 1. Time per cycle against the number of constraints (d={c['d']}, "
         f"n={c['n']:,})",
         "",
@@ -436,33 +439,45 @@ def markdown(results):
     for r in results["constraints"]:
         cells = [cell(r["points"], "m", m, "seconds_per_visit", 1e6, "") for m in c["m"]]
         lines.append(f"| {r['learner']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def dimension_section(results):
+    """Part 2 of the page: time per visit against the dimension."""
+    d = results["settings"]["dimension"]
     exceptions = "".join(f"; {name}: m={m:,}, since its cycle costs O(m²)"
                          for name, m in d["m_for"].items() if name in results["learners"])
-    lines += ["", f"## 2. Time per constraint visit against the dimension (m={d['m']:,}"
-              f"{exceptions}; n={d['n']:,})", "",
-              "| learner | " + " | ".join(f"d={x}" for x in d["d"])
-              + f" | slope, d ≥ {LARGE_D} (2 = O(d²)) | slope, last doubling | reading |",
-              "|---|" + "---|" * (len(d["d"]) + 3)]
+    lines = ["", f"## 2. Time per constraint visit against the dimension (m={d['m']:,}"
+             f"{exceptions}; n={d['n']:,})", "",
+             "| learner | " + " | ".join(f"d={x}" for x in d["d"])
+             + f" | slope, d ≥ {LARGE_D} (2 = O(d²)) | slope, last doubling | reading |",
+             "|---|" + "---|" * (len(d["d"]) + 3)]
     for r in results["dimension"]:
         slope = slopes(r, "d", "seconds_per_visit", at_least=LARGE_D)
         last = last_step(r, "d", "seconds_per_visit")
         cells = [cell(r["points"], "d", x, "seconds_per_visit", 1e6, "µs") for x in d["d"]]
         lines.append(f"| {r['learner']} | " + " | ".join(cells)
                      + f" | {text(slope)} | {text(last)} | {in_d(slope, last)} |")
-    lines += ["", f"## 3. Kernel learners: time per projection against n (rank r={k['r']}, "
-              f"m={k['m']:,} index pairs)", "",
-              "Fitted on the kernel factor `G₀` (n × r, the only n-sized array) with "
-              "`prior=\"identity\"`, the transductive mode of seed 002 Alg. 2. The work "
-              "of a projection does not depend on n: it must be flat in n, slope 0. The "
-              "last column is the cache control: G₀ at the largest n, but the pairs join "
-              f"only its first {k['n'][0]:,} rows, so the work and the memory are those "
-              "of the largest n while the rows read fit in cache; a rise of time with n "
-              "that this column does not show is the latency of reading two random rows "
-              "of a G₀ larger than the cache, not work that grows with n.", "",
-              "| learner | " + " | ".join(f"n={x:,}" for x in k["n"])
-              + " | slope (0 = flat in n) | reading | control: largest n, pairs among "
-              f"the first {k['n'][0]:,} rows |",
-              "|---|" + "---|" * (len(k["n"]) + 3)]
+    return lines
+
+
+def kernel_section(results):
+    """Part 3 of the page: the kernel learners' time per projection against n."""
+    k = results["settings"]["kernel"]
+    lines = ["", f"## 3. Kernel learners: time per projection against n (rank r={k['r']}, "
+             f"m={k['m']:,} index pairs)", "",
+             "Fitted on the kernel factor `G₀` (n × r, the only n-sized array) with "
+             "`prior=\"identity\"`, the transductive mode of seed 002 Alg. 2. The work "
+             "of a projection does not depend on n: it must be flat in n, slope 0. The "
+             "last column is the cache control: G₀ at the largest n, but the pairs join "
+             f"only its first {k['n'][0]:,} rows, so the work and the memory are those "
+             "of the largest n while the rows read fit in cache; a rise of time with n "
+             "that this column does not show is the latency of reading two random rows "
+             "of a G₀ larger than the cache, not work that grows with n.", "",
+             "| learner | " + " | ".join(f"n={x:,}" for x in k["n"])
+             + " | slope (0 = flat in n) | reading | control: largest n, pairs among "
+             f"the first {k['n'][0]:,} rows |",
+             "|---|" + "---|" * (len(k["n"]) + 3)]
     for r in results["kernel"]:
         slope = slopes(r, "n", "seconds_per_visit")
         cells = [cell(r["points"], "n", x, "seconds_per_visit", 1e6, "µs") for x in k["n"]]
@@ -472,7 +487,12 @@ def markdown(results):
         lines.append(f"| {r['learner']} | " + " | ".join(cells)
                      + f" | {text(slope, '+.3f')} | {in_n(slope)} | "
                      + control_text + " |")
-    lines += ["", "## Reading", ""]
+    return lines
+
+
+def reading_section(results):
+    """What each learner's slopes say."""
+    lines = ["", "## Reading", ""]
     for name in results["learners"]:
         parts = []
         for part, axis, quantity, at_least, what in (
@@ -505,6 +525,11 @@ def markdown(results):
                                 "rows" if control else "") + ")")
         lines.append(f"- **{name}**: " + ("; ".join(parts) if parts else "no curve")
                      + (f". {EXPLANATIONS[name]}" if name in EXPLANATIONS else "") + ".")
+    return lines
+
+
+def notes_section(results):
+    """Notes on settings and on points not measured."""
     notes = [f"- {part}: {r['learner']} — {r['note']}"
              for part in ("constraints", "dimension", "kernel") for r in results[part]
              if r["note"]]
@@ -527,10 +552,7 @@ def markdown(results):
     if absent:
         notes.append(f"- kernel: {', '.join(absent)} not exported by psdmetric at run "
                      "time, so not measured.")
-    if notes:
-        lines += ["", "Notes:", ""] + notes
-    lines += ["", "![scaling](scaling.png)", ""]
-    return "\n".join(lines)
+    return ["", "Notes:", ""] + notes if notes else []
 
 
 def plot(results):
@@ -620,11 +642,7 @@ def main(argv=None):
               flush=True)
 
     results["total_seconds"] = time.perf_counter() - start
-    finish_machine(results["machine"])
-    page = markdown(results)
-    print("\n" + page)
-    print(f"total {results['total_seconds']:.0f} s")
-    write(out, "scaling", results, page, plot(results))
+    report(out, "scaling", results, markdown, plot)
     return 0
 
 

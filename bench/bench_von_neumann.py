@@ -29,7 +29,6 @@ be shared with other jobs).
     python bench/bench_von_neumann.py --quick  # smaller runs, written to a scratch dir
 """
 
-import time
 import warnings
 
 import numpy as np
@@ -37,12 +36,12 @@ from scipy.linalg.blas import dgemm
 from sklearn.datasets import load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from _datasets import load_mnist5000
-from _reporting import finish_machine, machine, machine_line, parse_arguments, pyplot, write
+from _datasets import mnist_split, one_nn_error
+from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
+                        pyplot, write)
 from psdmetric import (
     MEG,
     DefiniteBoost,
@@ -55,27 +54,6 @@ from psdmetric._solvers import definite_boost_steps, logdet_sweep, von_neumann_s
 
 RATIO_TARGET, MNIST_SECONDS_TARGET, MEG_RATE_TARGET = 10.0, 60.0, 2000.0
 SEED_CYCLES = {"exact von Neumann": 11, "DefiniteBoost": 3220}
-
-
-class Stopwatch:
-    """Wall and process-CPU seconds of a ``with`` block."""
-
-    def __enter__(self):
-        self._start = (time.perf_counter(), time.process_time())
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self._start[0]
-        self.cpu = time.process_time() - self._start[1]
-
-
-def mnist_split():
-    X, y = load_mnist5000(100)
-    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-
-
-def one_nn_error(train, y_train, test, y_test):
-    return float(1.0 - KNeighborsClassifier(1).fit(train, y_train).score(test, y_test))
 
 
 # --------------------------------------------------------------------------------------
@@ -112,8 +90,8 @@ def projection_cost(X, y, n_constraints, cycles):
         vn = dict(visits=0, wall=0.0, cpu=0.0)
         for order in orders:
             with Stopwatch() as watch:
-                von_neumann_sweep(F, pairs, direction, targets, slack, dual, Q, W, False, order,
-                                  stats)
+                von_neumann_sweep(F, pairs, direction, targets, slack, dual, Q, W, order,
+                                  counters=stats)
             vn["visits"] += len(pairs)
             vn["wall"] += watch.wall
             vn["cpu"] += watch.cpu
@@ -250,19 +228,18 @@ def trajectories(pairs, bound, n_objects, cycles, reference):
     curves = {}
     rng = np.random.RandomState(0)
     Q, W, dual = np.zeros(n_objects), np.eye(n_objects, order="F"), np.zeros(m)
-    stats, curve = np.zeros(3, dtype=np.intp), []
+    curve = []
     for _ in range(cycles["exact"]):
-        von_neumann_sweep(F, pairs, direction, targets.copy(), np.zeros(m), dual, Q, W, True,
-                          rng.permutation(m).astype(np.intp), stats)
+        von_neumann_sweep(F, pairs, direction, targets.copy(), np.zeros(m), dual, Q, W,
+                          rng.permutation(m).astype(np.intp), relative=True)
         curve.append(relative_error(trace_one(Q, W), reference))
     curves["exact"] = curve
     for name, correction in (("approximate", False), ("approximate, corrected", True)):
         Q, W, dual, curve = np.zeros(n_objects), np.eye(n_objects, order="F"), np.zeros(m), []
-        empty_int, empty = np.empty(0, dtype=np.intp), np.empty(0)
         for _ in range(cycles["approximate"]):
             definite_boost_steps(differences, direction, np.arange(m + 1, dtype=np.intp),
-                                 targets, bottom, top, dual, Q, W, np.zeros(1), m, 0.0,
-                                 correction, -np.inf, empty_int, empty, empty)
+                                 targets, bottom, top, dual, Q, W, np.zeros(1), max_steps=m,
+                                 tol=0.0, correction=correction, floor=-np.inf)
             curve.append(relative_error(trace_one(Q, W), reference))
         curves[name] = curve
     return curves
@@ -346,14 +323,22 @@ def page(results, command):
         + ("yes" if runs["DefiniteBoost, dual corrections"]["error_to_optimum"] < 1e-2 else "no")
         + f" (‖W − W*‖/‖W*‖ = {runs['DefiniteBoost, dual corrections']['error_to_optimum']:.1e}; "
         f"without corrections {runs['DefiniteBoost']['error_to_optimum']:.1e}).")
-    lines += ["", "## 1. Projection cost at r = 100", "",
-              f"Both kernels sweep the same {cost['pairs']:,} MNIST-5000 pairs (100 PCA "
-              "dimensions, 5th/95th-percentile bounds, γ = 1) from the identity for "
-              f"{cost['rows'][0]['cycles']} cycles in the same random orders, one BLAS thread. "
-              "A projection is a visit that changes the matrix; a visit that projects nothing "
-              "costs `w = Wᵀv` (vN) or `w = Bᵀv` (LogDet).", "",
-              "| solver | clock | visits | projections | µs per visit | µs per projection |",
-              "|---|---|---|---|---|---|"]
+    lines += projection_section(cost) + mnist_section(mn) + meg_section(meg)
+    lines += seed002_section(db)
+    lines += ["", "![projection cost and convergence](von_neumann.png)", ""]
+    return "\n".join(lines)
+
+
+def projection_section(cost):
+    """Part 1 of the page: von Neumann against LogDet projections at r = 100."""
+    lines = ["", "## 1. Projection cost at r = 100", "",
+             f"Both kernels sweep the same {cost['pairs']:,} MNIST-5000 pairs (100 PCA "
+             "dimensions, 5th/95th-percentile bounds, γ = 1) from the identity for "
+             f"{cost['rows'][0]['cycles']} cycles in the same random orders, one BLAS thread. "
+             "A projection is a visit that changes the matrix; a visit that projects nothing "
+             "costs `w = Wᵀv` (vN) or `w = Bᵀv` (LogDet).", "",
+             "| solver | clock | visits | projections | µs per visit | µs per projection |",
+             "|---|---|---|---|---|---|"]
     for row in cost["rows"]:
         lines.append(f"| {row['solver']} | {row['clock']} | {row['visits']:,} | "
                      f"{row['projections']:,} | {row['us_per_visit']:.1f} | "
@@ -374,15 +359,20 @@ def page(results, command):
               "method for an O(r² log r) product); the rest is the secular equation: "
               "O(r²) divisions per pass, a few passes per evaluation, about 2.5 "
               "evaluations, and the Gu–Eisenstat vectors.", ""]
-    lines += ["## 2. MNIST-5000, 10,000 constraints", "",
-              f"{mn['n_train']} training / {mn['n_test']} test points (stratified 70/30), pairs "
-              "drawn from the training labels (40c²-style, 5th/95th-percentile bounds, tol 1e-3). "
-              "γ is chosen by stratified 3-fold cross-validation of the 1-NN error on the "
-              "training part (the seed cross-validates γ), then refitted on the whole training "
-              "part. The standard error of a test error near 6% on "
-              f"{mn['n_test']} points is about 0.6%.", "",
-              "| γ | cross-validated 1-NN error | mean fit (s) | mean cycles | converged |",
-              "|---|---|---|---|---|"]
+    return lines
+
+
+def mnist_section(mn):
+    """Part 2 of the page: MNIST-5000 with cross-validated slack."""
+    lines = ["## 2. MNIST-5000, 10,000 constraints", "",
+             f"{mn['n_train']} training / {mn['n_test']} test points (stratified 70/30), pairs "
+             "drawn from the training labels (40c²-style, 5th/95th-percentile bounds, tol 1e-3). "
+             "γ is chosen by stratified 3-fold cross-validation of the 1-NN error on the "
+             "training part (the seed cross-validates γ), then refitted on the whole training "
+             "part. The standard error of a test error near 6% on "
+             f"{mn['n_test']} points is about 0.6%.", "",
+             "| γ | cross-validated 1-NN error | mean fit (s) | mean cycles | converged |",
+             "|---|---|---|---|---|"]
     for row in mn["selection"]:
         lines.append(f"| {row['gamma']:g} | {row['validation_error']:.2%} | {row['wall']:.1f} | "
                      f"{row['cycles']:.0f} | {'yes' if row['converged'] else 'no'} |")
@@ -393,23 +383,32 @@ def page(results, command):
         lines.append(f"| {row['fit']} | {row['gamma']:g} | {row['wall']:.1f} | {row['cpu']:.1f} | "
                      f"{row['cycles']} | {'yes' if row['converged'] else 'no'} | "
                      f"{row['test_error']:.2%} | {mn['euclidean_error']:.2%} |")
-    lines += ["", "## 3. MEG at d = 100", "",
-              f"One pass of `MEG.partial_fit` over {meg['updates']:,} MNIST-5000 pairs with "
-              "label-derived targets: every pair is one rank-one eigen update of the "
-              f"100×100 logarithm (plus W ← W U). {meg['wall']:.2f} s wall, {meg['cpu']:.2f} s "
-              f"CPU: {meg['updates_per_second_wall']:,.0f} updates/s (wall), "
-              f"{meg['updates_per_second_cpu']:,.0f} (CPU).", ""]
-    lines += ["## 4. Seed 002 §7: exact projections against DefiniteBoost", "",
-              f"{db['n_objects']} objects (wine, 3 cultivars, standing in for the seed's 52 GyrB "
-              "proteins of 3 species), target kernel: RBF on the standardised features, trace "
-              f"one. The {db['n_constraints']} pairs closest under it, each asked to satisfy "
-              f"½‖x_a − x_b‖² ≤ γ = {db['bound']:.3g} (seed 000 §5; the target meets them all), "
-              "start W₁ = I/52, kernel learning on `X = I/√2`. The optimum W* is the exact "
-              "learner run to tol 1e-12. Each learner stops at tol 1e-3 on its own criterion "
-              "(dual change per cycle for exact projections, normalised violation for "
-              "DefiniteBoost); one DefiniteBoost cycle is 100 greedy steps.", "",
-              "| learner | cycles | projections | fit (s) | converged | ‖W − W*‖/‖W*‖ | "
-              "dual objective |", "|---|---|---|---|---|---|---|"]
+    return lines
+
+
+def meg_section(meg):
+    """Part 3 of the page: MEG's update rate."""
+    return ["", "## 3. MEG at d = 100", "",
+            f"One pass of `MEG.partial_fit` over {meg['updates']:,} MNIST-5000 pairs with "
+            "label-derived targets: every pair is one rank-one eigen update of the "
+            f"100×100 logarithm (plus W ← W U). {meg['wall']:.2f} s wall, {meg['cpu']:.2f} s "
+            f"CPU: {meg['updates_per_second_wall']:,.0f} updates/s (wall), "
+            f"{meg['updates_per_second_cpu']:,.0f} (CPU).", ""]
+
+
+def seed002_section(db):
+    """Part 4 of the page: exact projections against DefiniteBoost."""
+    lines = ["## 4. Seed 002 §7: exact projections against DefiniteBoost", "",
+             f"{db['n_objects']} objects (wine, 3 cultivars, standing in for the seed's 52 GyrB "
+             "proteins of 3 species), target kernel: RBF on the standardised features, trace "
+             f"one. The {db['n_constraints']} pairs closest under it, each asked to satisfy "
+             f"½‖x_a − x_b‖² ≤ γ = {db['bound']:.3g} (seed 000 §5; the target meets them all), "
+             "start W₁ = I/52, kernel learning on `X = I/√2`. The optimum W* is the exact "
+             "learner run to tol 1e-12. Each learner stops at tol 1e-3 on its own criterion "
+             "(dual change per cycle for exact projections, normalised violation for "
+             "DefiniteBoost); one DefiniteBoost cycle is 100 greedy steps.", "",
+             "| learner | cycles | projections | fit (s) | converged | ‖W − W*‖/‖W*‖ | "
+             "dual objective |", "|---|---|---|---|---|---|---|"]
     for run in db["runs"]:
         lines.append(f"| {run['learner']} | {run['cycles']} | {run['projections']:,} | "
                      f"{run['wall']:.2f} | {'yes' if run['converged'] else 'no'} | "
@@ -420,8 +419,7 @@ def page(results, command):
         cells = [str(reach[k]) if reach[k] is not None else "—"
                  for k in ("0.01", "0.001", "0.0001")]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "![projection cost and convergence](von_neumann.png)", ""]
-    return "\n".join(lines)
+    return lines
 
 
 def figure(results):

@@ -6,13 +6,11 @@ acceptable outcomes are success or a documented ``ValueError`` / ``TypeError`` w
 message names the argument; anything else is a crash and is reported.
 
     python bench/fuzz_constraints.py [--examples 10000]
+    python bench/fuzz_constraints.py --quick   # 1,000 examples, written to a scratch dir
 """
 
-import argparse
 import json
-import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +19,7 @@ from hypothesis.extra import numpy as hnp
 from sklearn.exceptions import ConvergenceWarning
 
 import psdmetric
+from _reporting import Stopwatch, parse_arguments, write_json
 from psdmetric import DistanceTargets, PairConstraints, TripletConstraints
 
 ARGUMENT_NAMES = ("pairs", "labels", "bounds", "distances", "triplets", "constraints",
@@ -92,11 +91,12 @@ def record_rejection(exc, counter):
     outcomes[counter] += 1
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=10_000)
-    args = parser.parse_args()
-    per_kind = args.examples // 3 + 1
+def main(argv=None):
+    args, out = parse_arguments(
+        __doc__.splitlines()[0], argv, lambda parser: parser.add_argument(
+            "--examples", type=int, default=None, help="default 10,000 (1,000 with --quick)"))
+    examples = args.examples or (1_000 if args.quick else 10_000)
+    per_kind = examples // 3 + 1
     config = settings(max_examples=per_kind, deadline=None, database=None,
                       suppress_health_check=list(HealthCheck))
 
@@ -123,9 +123,9 @@ def main():
             triplets = near[0]
         attempt(lambda: TripletConstraints(triplets), "triplets")
 
-    start = time.perf_counter()
-    for fuzz in (fuzz_pairs, fuzz_targets, fuzz_triplets):
-        fuzz()
+    with Stopwatch() as watch:
+        for fuzz in (fuzz_pairs, fuzz_targets, fuzz_triplets):
+            fuzz()
     result = {
         "cases": outcomes["cases"],
         "rejected_at_construction": outcomes["rejected_at_construction"],
@@ -134,11 +134,10 @@ def main():
         "crashes": len(outcomes["crashes"]),
         "crash_examples": outcomes["crashes"][:10],
         "learners": {kind: [c.__name__ for c in found] for kind, found in LEARNERS.items()},
-        "seconds": round(time.perf_counter() - start, 1),
+        "seconds": round(watch.wall, 1),
     }
     print(json.dumps(result, indent=2))
-    Path("docs/benchmarks").mkdir(parents=True, exist_ok=True)
-    Path("docs/benchmarks/fuzz_constraints.json").write_text(json.dumps(result, indent=2))
+    write_json(out, "fuzz_constraints", result)
     return 1 if outcomes["crashes"] else 0
 
 

@@ -5,46 +5,48 @@ peak (numpy allocations are traced) must stay within a small multiple of the dat
 (n×d) plus the constraint arrays (a few numbers per constraint).
 
     python bench/memory_constraints.py [--samples 100000 --constraints 1000000]
+    python bench/memory_constraints.py --quick   # 10x smaller, written to a scratch dir
 """
 
-import argparse
 import json
-import time
 import tracemalloc
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from _reporting import Stopwatch, parse_arguments, write_json
 from psdmetric import LogDet, pairs_from_labels
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=100_000)
+def add_arguments(parser):
+    parser.add_argument("--samples", type=int, default=None, help="default 100,000")
     parser.add_argument("--features", type=int, default=32)
-    parser.add_argument("--constraints", type=int, default=1_000_000)
+    parser.add_argument("--constraints", type=int, default=None, help="default 1,000,000")
     parser.add_argument("--cycles", type=int, default=2)
-    args = parser.parse_args()
+
+
+def main(argv=None):
+    args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
+    shrink = 10 if args.quick else 1
     rng = np.random.RandomState(0)
-    n, d, m = args.samples, args.features, args.constraints
+    n = args.samples or 100_000 // shrink
+    d, m = args.features, args.constraints or 1_000_000 // shrink
     y = rng.randint(0, 10, size=n)
     X = rng.randn(n, d) + y[:, None]
     data_bytes = X.nbytes
 
     results = {"samples": n, "features": d, "constraints": m, "cycles": args.cycles}
     tracemalloc.start()
-    start = time.perf_counter()
-    constraints = pairs_from_labels(y, m, random_state=0)
-    results["pairs_seconds"] = round(time.perf_counter() - start, 2)
+    with Stopwatch() as watch:
+        constraints = pairs_from_labels(y, m, random_state=0)
+    results["pairs_seconds"] = round(watch.wall, 2)
     results["pairs_peak_bytes"] = tracemalloc.get_traced_memory()[1]
     tracemalloc.reset_peak()
-    start = time.perf_counter()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), Stopwatch() as watch:
         warnings.simplefilter("ignore", ConvergenceWarning)
         LogDet(max_iter=args.cycles, random_state=0).fit(X, constraints=constraints)
-    results["fit_seconds"] = round(time.perf_counter() - start, 2)
+    results["fit_seconds"] = round(watch.wall, 2)
     results["fit_peak_bytes"] = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
 
@@ -55,8 +57,7 @@ def main():
     results["constraints_by_d_by_d_bytes"] = 8 * m * d * d
     results["within_budget"] = max(results["pairs_peak_bytes"], results["fit_peak_bytes"]) <= budget
     print(json.dumps(results, indent=2))
-    Path("docs/benchmarks").mkdir(parents=True, exist_ok=True)
-    Path("docs/benchmarks/memory_constraints.json").write_text(json.dumps(results, indent=2))
+    write_json(out, "memory_constraints", results)
     return 0 if results["within_budget"] else 1
 
 

@@ -11,12 +11,13 @@ from ._constraints import (
     squared_distance_bounds,
     triplets_from_labels,
 )
+from ._definite_boost import DefiniteBoost
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._logdet import LogDet
 from ._meg import MEG
 from ._pola import KernelPOLA, POLA
 from ._psdboost import PSDBoost
-from ._von_neumann import DefiniteBoost, VonNeumann
+from ._von_neumann import VonNeumann
 from ._weakly_supervised import PairsClassifier, TripletsClassifier
 
 __version__ = "0.1.0.dev0"

@@ -8,21 +8,12 @@ import warnings
 from functools import partial
 
 import numpy as np
-from scipy import linalg
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._constraints import (
-    DistanceTargets,
-    PairConstraints,
-    TripletConstraints,
-    check_indices,
-    distance_targets_from_labels,
-    pairs_from_labels,
-    triplets_from_labels,
-)
+from ._constraints import DistanceTargets, PairConstraints, TripletConstraints, check_indices
 
 _CONSTRAINT_TYPES = {
     "pairs": PairConstraints,
@@ -43,8 +34,9 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     transform ``X Lᵀ``, the Mahalanobis matrix ``M = LᵀL``, pair distances and a
     metric callable for :class:`~sklearn.neighbors.KNeighborsClassifier`. It has no
     parameters of its own; subclasses set ``_constraint_kind`` to ``"pairs"``,
-    ``"targets"`` or ``"triplets"`` and fit ``components_``, ``n_iter_`` and
-    ``n_features_in_``.
+    ``"targets"`` or ``"triplets"`` (the constraint type they take), have the
+    parameters that type's ``from_labels`` reads (its ``label_parameters``), and fit
+    ``components_``, ``n_iter_`` and ``n_features_in_``.
 
     Attributes
     ----------
@@ -196,15 +188,9 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         return X, constraints
 
     def _constraints_from_labels(self, X, y, random_state):
-        if self._constraint_kind == "pairs":
-            return pairs_from_labels(y, self.n_constraints, random_state, X=X,
-                                     n_neighbors=self.n_neighbors)
-        if self._constraint_kind == "targets":
-            return distance_targets_from_labels(X, y, self.n_constraints, random_state,
-                                                n_neighbors=self.n_neighbors)
-        return triplets_from_labels(
-            X, y, self.n_neighbors, self.max_triplets, random_state
-        )
+        kind = _CONSTRAINT_TYPES[self._constraint_kind]
+        options = {name: getattr(self, name) for name in kind.label_parameters}
+        return kind.from_labels(X, y, random_state=random_state, **options)
 
     @property
     def _n_features_out(self):
@@ -282,82 +268,3 @@ class PairClassifierMixin:
         if not np.all((y == 1) | (y == -1)):
             raise ValueError("y must hold pair labels +1 (similar) or -1 (dissimilar).")
         return float(np.mean(predictions == y))
-
-
-def prior_eigenpairs(X, prior, n_components):
-    """Orthonormal ``U`` (d×r) and positive ``s`` (r,) with prior ``M₀ = U diag(s) Uᵀ``.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Training data (for the ``"covariance"`` prior and for PCA directions).
-    prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features)
-        ``"identity"``: the Euclidean metric, restricted to the top ``n_components``
-        principal directions of X when ``n_components`` is set. ``"covariance"``: the
-        inverse covariance of X (pseudo-inverse if singular). An array: a symmetric
-        PSD matrix.
-    n_components : int or None
-        Keep the ``n_components`` leading directions (largest variance of X for the
-        identity prior, largest prior eigenvalues otherwise).
-
-    Returns
-    -------
-    U : ndarray of shape (n_features, r)
-    s : ndarray of shape (r,)
-    """
-    n_features = X.shape[1]
-    if n_components is not None and n_components > n_features:
-        raise ValueError(
-            f"n_components={n_components} cannot exceed the number of features "
-            f"({n_features})."
-        )
-    if isinstance(prior, str) and prior == "identity":
-        if n_components is None or n_components == n_features:
-            return np.eye(n_features), np.ones(n_features)
-        centered = X - X.mean(axis=0)
-        _, _, Vt = linalg.svd(centered, full_matrices=False)
-        U = np.zeros((n_features, n_components))
-        # With fewer samples than components, complete the basis orthonormally.
-        rank = min(n_components, Vt.shape[0])
-        U[:, :rank] = Vt[:rank].T
-        if rank < n_components:
-            U = linalg.qr(np.column_stack([U[:, :rank], np.eye(n_features)]))[0][
-                :, :n_components
-            ]
-        return U, np.ones(n_components)
-    if isinstance(prior, str) and prior == "covariance":
-        covariance = np.atleast_2d(np.cov(X, rowvar=False))
-        eigenvalues, eigenvectors = linalg.eigh(covariance)
-        scale = eigenvalues.max() if eigenvalues.max() > 0 else 1.0
-        keep = eigenvalues > n_features * np.finfo(float).eps * scale
-        # The inverse covariance has the largest weight along the smallest variances.
-        eigenvalues, eigenvectors = 1.0 / eigenvalues[keep], eigenvectors[:, keep]
-    else:
-        eigenvalues, eigenvectors = linalg.eigh(check_prior(prior, n_features))
-        scale = max(eigenvalues.max(), 0.0)
-        keep = eigenvalues > n_features * np.finfo(float).eps * scale
-        eigenvalues, eigenvectors = eigenvalues[keep], eigenvectors[:, keep]
-    if len(eigenvalues) == 0:
-        raise ValueError("The prior has no positive eigenvalue: it is the zero matrix.")
-    order = np.argsort(eigenvalues)[::-1][:n_components]
-    return eigenvectors[:, order], eigenvalues[order]
-
-
-def check_prior(prior, n_features):
-    """Validate a user prior: finite, symmetric, PSD, shape (n_features, n_features)."""
-    try:
-        prior = check_array(prior, input_name="prior")
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(f"prior must be 'identity', 'covariance' or a matrix: {exc}") from exc
-    if prior.shape != (n_features, n_features):
-        raise ValueError(
-            f"prior must have shape ({n_features}, {n_features}) to match X; "
-            f"got {prior.shape}."
-        )
-    scale = max(np.abs(prior).max(), np.finfo(float).tiny)
-    if not np.allclose(prior, prior.T, rtol=0, atol=1e-10 * scale):
-        raise ValueError("prior must be a symmetric matrix.")
-    prior = (prior + prior.T) / 2
-    if linalg.eigvalsh(prior).min() < -1e-10 * scale:
-        raise ValueError("prior must be positive semi-definite.")
-    return prior

@@ -9,17 +9,15 @@ learning rate (Lemma 2: ``0 ≺ W ≺ I``), taken at half the paper's bound, sin
 bound itself lets a weight reach the boundary.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._online import KeepCompletePasses, OnlineMixin
-from ._solvers import burg_matrix_pass, burg_vector_pass
+from ._online import OnlineMixin
+from ._solvers import EstimatorCheckpoint, Round, burg_matrix_pass, burg_vector_pass, iterate
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
 _SCALE_SAMPLE = 10_000
@@ -184,61 +182,11 @@ class OnlineLogDet(OnlineMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Start afresh and make passes over the pairs until the pass loss settles.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs and their targets are drawn from them. Leave ``None``
-            when passing ``constraints``.
-
-        constraints : DistanceTargets, default=None
-            Explicit pairs of rows of ``X`` with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        return self._fit_online(X, y, constraints)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, constraints=None):
-        """Continue learning from one chunk: one pass over its pairs.
-
-        Labelled chunks get their pairs (and targets) from their own rows, drawn as in
-        ``fit``; explicit ``constraints`` index the rows of this chunk. The first call
-        fixes the number of features and, for ``scale="auto"``, the ceiling κ.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The chunk's samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels of the chunk.
-
-        constraints : DistanceTargets, default=None
-            Pairs of rows of this chunk with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit_online(X, y, constraints)
-
     def _initialize(self, n_features):
         # The state is laid out by the first pass, once pairs fix the scale.
         self._factor = None
         self.scale_ = None if self.scale == "auto" else float(self.scale)
         self.cumulative_loss_ = 0.0
-        self._previous_pass_loss = np.inf
 
     def _start(self, X, constraints):
         """``W₀ = w₀ I`` with ``w₀ = 1 / max(n_features, 2)``, or from the pairs."""
@@ -268,10 +216,6 @@ class OnlineLogDet(OnlineMixin):
         loss = float(np.nansum((predictions - targets) ** 2))
         self.cumulative_loss_ += loss
         return loss
-
-    def _pass_converged(self, loss):
-        previous, self._previous_pass_loss = self._previous_pass_loss, loss
-        return np.isfinite(previous) and abs(previous - loss) <= self.tol * previous
 
     def _set_components(self):
         # K = F Fᵀ = U Σ² Uᵀ, so M = κ (I + K)⁻¹ = U diag(κ / (1 + σ²)) Uᵀ.
@@ -306,8 +250,10 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
     ``1/wᵢ ← 1/wᵢ + 2η(ŷ − y)xᵢ``, the minimiser of the Burg (Itakura–Saito) divergence
     to the current weights plus ``η`` times the squared loss, linearised. The weights
     stay positive through an adaptive learning rate: it never grows, and shrinks to
-    half of the largest step that keeps every ``1 + 2η(ŷ − y)xᵢwᵢ`` positive. The paper
-    states the rule for ``x ≥ 0``; this one is its extension to inputs of any sign.
+    half of the largest step that keeps every ``1 + 2η(ŷ − y)xᵢwᵢ`` positive,
+    ``η ≤ ½ / (2 maxᵢ(−(ŷ − y) xᵢ wᵢ))``. The paper states its rule for ``x ≥ 0`` and
+    also keeps every ``wᵢ < 1``; this rule works for inputs of any sign and keeps only
+    ``w > 0``, so the weights have no ceiling.
 
     Parameters
     ----------
@@ -403,30 +349,23 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
         self : object
             Fitted estimator.
         """
-        with KeepCompletePasses(self) as passes:
+        with EstimatorCheckpoint(self) as checkpoint:
             X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, order="C")
             self._initialize(X.shape[1])
-            if self.verbose:
-                print(f"[{type(self).__name__}]")
-                print(f"{'pass':>8} {'loss':>14} {'eta':>12}\n" + "-" * 36)
             # Loss changes are measured against Σy², the loss of predicting zero: a
             # relative change would never settle on noiseless data, where loss → 0.
             scale = float(y @ y)
-            previous = np.inf
-            for self.n_iter_ in range(1, self.max_iter + 1):
+            previous = [np.inf]
+
+            def one_pass():
                 loss = self._one_pass(X, y)
-                if self.verbose:
-                    print(f"{self.n_iter_:>8d} {loss:>14.6e} {self.eta_:>12.4e}")
-                passes.save()
-                if abs(previous - loss) <= self.tol * scale:
-                    break
-                previous = loss
-            else:
-                warnings.warn(
-                    f"BurgRegressor did not converge in max_iter={self.max_iter} passes "
-                    f"(last pass loss: {loss:.3e}). Increase max_iter.",
-                    ConvergenceWarning,
-                )
+                converged = abs(previous[0] - loss) <= self.tol * scale
+                previous[0] = loss
+                return Round((loss, self.eta_), converged=converged)
+
+            self.n_iter_ = iterate(one_pass, checkpoint, max_iter=self.max_iter,
+                                   verbose=self.verbose, name=type(self).__name__,
+                                   unit="pass", columns=(("loss", ".6e"), ("eta", ".4e")))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -446,7 +385,7 @@ class BurgRegressor(RegressorMixin, BaseEstimator):
         self : object
             Updated estimator.
         """
-        with KeepCompletePasses(self):
+        with EstimatorCheckpoint(self):
             first_call = not hasattr(self, "coef_")
             X, y = validate_data(
                 self, X, y, y_numeric=True, dtype=np.float64, order="C", reset=first_call

@@ -85,6 +85,19 @@ class PairConstraints:
                 raise ValueError("PairConstraints bounds must be finite and positive.")
             object.__setattr__(self, "bounds", bounds)
 
+    # The learner parameters ``from_labels`` reads (a learner fitted on labels has them).
+    label_parameters = ("n_constraints", "n_neighbors")
+
+    @classmethod
+    def from_labels(cls, X, y, *, n_constraints=None, n_neighbors=None, random_state=None):
+        """Pairs drawn from class labels, as :func:`pairs_from_labels` draws them.
+
+        Returns
+        -------
+        constraints : PairConstraints
+        """
+        return pairs_from_labels(y, n_constraints, random_state, X=X, n_neighbors=n_neighbors)
+
 
 @dataclass(frozen=True)
 class DistanceTargets:
@@ -121,6 +134,20 @@ class DistanceTargets:
             raise ValueError("DistanceTargets distances must be finite and non-negative.")
         object.__setattr__(self, "distances", distances)
 
+    # The learner parameters ``from_labels`` reads (a learner fitted on labels has them).
+    label_parameters = ("n_constraints", "n_neighbors")
+
+    @classmethod
+    def from_labels(cls, X, y, *, n_constraints=None, n_neighbors=None, random_state=None):
+        """Pairs with targets drawn from class labels, see :func:`distance_targets_from_labels`.
+
+        Returns
+        -------
+        constraints : DistanceTargets
+        """
+        return distance_targets_from_labels(X, y, n_constraints, random_state,
+                                            n_neighbors=n_neighbors)
+
 
 @dataclass(frozen=True)
 class TripletConstraints:
@@ -147,6 +174,19 @@ class TripletConstraints:
 
     def __post_init__(self):
         object.__setattr__(self, "triplets", _as_index_array(self.triplets, 3, "triplets"))
+
+    # The learner parameters ``from_labels`` reads (a learner fitted on labels has them).
+    label_parameters = ("n_neighbors", "max_triplets")
+
+    @classmethod
+    def from_labels(cls, X, y, *, n_neighbors=1, max_triplets=None, random_state=None):
+        """Triplets drawn from class labels, as :func:`triplets_from_labels` draws them.
+
+        Returns
+        -------
+        constraints : TripletConstraints
+        """
+        return triplets_from_labels(X, y, n_neighbors, max_triplets, random_state)
 
 
 def _reject_contradictions(pairs, labels):

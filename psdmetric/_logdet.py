@@ -8,19 +8,13 @@ The same estimator is the transductive kernel learner of seed 002 Alg. 2: fit it
 kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.base import _fit_context
-from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import MahalanobisMixin, prior_eigenpairs
-from ._constraints import check_bounds, squared_distance_bounds
+from ._bregman import PairBregmanMixin, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep
 
 
-class LogDet(MahalanobisMixin):
+class LogDet(PairBregmanMixin):
     """Information-theoretic metric learning with LogDet Bregman projections.
 
     Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ D_ld(ξ, ξ₀)`` subject to
@@ -119,21 +113,6 @@ class LogDet(MahalanobisMixin):
     True
     """
 
-    _constraint_kind = "pairs"
-
-    _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "prior": [StrOptions({"identity", "covariance"}), "array-like"],
-        "gamma": [Interval(Real, 0, None, closed="right")],
-        "bounds": ["array-like", None],
-        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
-        "tol": [Interval(Real, 0, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "verbose": ["verbose"],
-        "random_state": ["random_state"],
-    }
-
     def __init__(
         self,
         n_components=None,
@@ -159,30 +138,7 @@ class LogDet(MahalanobisMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Fit the metric from class labels or from explicit pair constraints.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples (in kernel mode, the rows of a kernel factor ``G₀``).
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
-            their own bounds.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        rng = check_random_state(self.random_state)
-        X, constraints = self._validate_fit(X, y, constraints, rng)
+    def _fit(self, X, constraints, rng):
         eigenvectors, eigenvalues = prior_eigenpairs(X, self.prior, self.n_components)
         initial = np.sqrt(eigenvalues)[:, None] * eigenvectors.T
         factor = np.ascontiguousarray(X @ initial.T)
@@ -204,16 +160,4 @@ class LogDet(MahalanobisMixin):
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
         )
         self.components_ = B.T @ initial
-        self.constraints_ = constraints
         self.dual_coef_ = dual
-        return self
-
-    def _targets(self, factor, constraints, rng):
-        """Per-pair starting bounds ξ₀ and the (u, l) they come from."""
-        if constraints.bounds is not None:
-            return constraints.bounds.copy(), np.full(2, np.nan)
-        if self.bounds is not None:
-            bounds = check_bounds(self.bounds)
-        else:
-            bounds = squared_distance_bounds(factor, random_state=rng)
-        return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds

@@ -11,11 +11,9 @@ shared with the von Neumann learners.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ._constraints import distance_targets_from_labels
 from ._online import OnlineMixin
 from ._solvers import meg_pass
 
@@ -155,59 +153,9 @@ class MEG(OnlineMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Start afresh from ``W₁ = I / n_features`` and make passes over the pairs.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs and their targets are drawn from them. Leave ``None``
-            when passing ``constraints``.
-
-        constraints : DistanceTargets, default=None
-            Explicit pairs of rows of ``X`` with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        return self._fit_online(X, y, constraints)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, constraints=None):
-        """Continue learning from one chunk: one pass over its pairs, in order.
-
-        Labelled chunks get their pairs (and targets) from their own rows, drawn as in
-        ``fit``; explicit ``constraints`` index the rows of this chunk. Chunks that
-        together hold the pairs of one ``fit`` pass, in the same order, give the same
-        matrix as that pass.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The chunk's samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels of the chunk.
-
-        constraints : DistanceTargets, default=None
-            Pairs of rows of this chunk with target squared distances.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit_online(X, y, constraints)
-
     def _constraints_from_labels(self, X, y, random_state):
-        targets = distance_targets_from_labels(X, y, self.n_constraints, random_state,
-                                               n_neighbors=self.n_neighbors)
+        # Targets on the scale of W₁ = I / n_features (see Notes).
+        targets = super()._constraints_from_labels(X, y, random_state)
         return type(targets)(targets.pairs, targets.distances / X.shape[1])
 
     def _initialize(self, n_features):
@@ -216,7 +164,6 @@ class MEG(OnlineMixin):
         self._eigenvectors = np.eye(n_features, order="F")
         self._scale = None
         self.cumulative_loss_ = 0.0
-        self._previous_pass_loss = np.inf
 
     def _one_pass(self, X, constraints):
         X = np.asarray(X, dtype=np.float64)  # boolean X has no subtraction
@@ -238,10 +185,6 @@ class MEG(OnlineMixin):
         loss = loss * self._scale * self._scale
         self.cumulative_loss_ += loss
         return loss
-
-    def _pass_converged(self, loss):
-        previous, self._previous_pass_loss = self._previous_pass_loss, loss
-        return np.isfinite(previous) and abs(previous - loss) <= self.tol * previous
 
     def _set_components(self):
         weights = np.exp(self._log_eigenvalues)

@@ -13,7 +13,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from sklearn.base import _fit_context
 from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -29,17 +28,6 @@ _BLOCK = 256
 # exceeds this fraction of its squared length; smaller residuals are rounding noise of
 # the Gram–Schmidt process in feature space.
 _BASIS_TOLERANCE = 1e-9
-
-_COMMON_PARAMETERS = {
-    "gamma": [Interval(Real, 0, None, closed="both")],
-    "beta": [Interval(Real, 0, None, closed="left")],
-    "initial_threshold": [Interval(Real, 1, None, closed="left")],
-    "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-    "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
-    "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "verbose": ["verbose"],
-    "random_state": ["random_state"],
-}
 
 
 def _max_hinge_loss(squared_distances, labels, threshold):
@@ -162,7 +150,16 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     _constraint_kind = "pairs"
 
-    _parameter_constraints: dict = dict(_COMMON_PARAMETERS)
+    _parameter_constraints: dict = {
+        "gamma": [Interval(Real, 0, None, closed="both")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "initial_threshold": [Interval(Real, 1, None, closed="left")],
+        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -185,54 +182,6 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self.verbose = verbose
         self.random_state = random_state
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, *, constraints=None):
-        """Start from ``A = 0`` and make passes until every training loss is ``≤ beta``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels; pairs are drawn from them. Leave ``None`` when passing
-            ``constraints``.
-
-        constraints : PairConstraints, default=None
-            Explicit similar (+1) / dissimilar (-1) pairs of rows of ``X``.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        return self._fit_online(X, y, constraints)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y=None, *, constraints=None):
-        """Continue learning from one chunk: one online pass over its pairs.
-
-        Labelled chunks get their pairs from their own rows, drawn as in ``fit``;
-        explicit ``constraints`` index the rows of this chunk.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The chunk's samples.
-
-        y : array-like of shape (n_samples,), default=None
-            Class labels of the chunk.
-
-        constraints : PairConstraints, default=None
-            Pairs of rows of this chunk.
-
-        Returns
-        -------
-        self : object
-            Updated estimator.
-        """
-        return self._partial_fit_online(X, y, constraints)
-
     def _initialize(self, n_features):
         self._matrix = np.zeros((n_features, n_features), order="F")
         self._threshold = float(self.initial_threshold)
@@ -241,8 +190,8 @@ class POLA(PairClassifierMixin, OnlineMixin):
         X = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         losses = np.empty(len(labels))
-        self._threshold, _ = pola_pass(X, constraints.pairs, labels, self._matrix,
-                                       self._threshold, self.gamma, losses)
+        self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
+                                    self._threshold, self.gamma, losses)
         A = self._symmetric_matrix()
         largest = 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
@@ -257,7 +206,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
                           _max_hinge_loss(squared, block_labels, self._threshold))
         return largest
 
-    def _pass_converged(self, max_loss):
+    _pass_summary = "max hinge loss"
+
+    def _pass_converged(self, previous, max_loss):
         return max_loss <= self.beta
 
     def _symmetric_matrix(self):
@@ -386,7 +337,7 @@ class KernelPOLA(POLA):
     """
 
     _parameter_constraints: dict = {
-        **_COMMON_PARAMETERS,
+        **POLA._parameter_constraints,
         "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_params": [dict, None],
     }
@@ -525,7 +476,7 @@ class KernelPOLA(POLA):
         n_support = len(self.support_)
         self._reserve(n_support + 2 * len(pairs), self._rank + len(pairs))
         new_stored = np.empty(2 * len(pairs), dtype=np.intp)
-        _, self._rank, self._threshold, n_new, _ = kernel_pola_block(
+        _, self._rank, self._threshold, n_new = kernel_pola_block(
             gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
             labels, self._coefficients, self._matrix, self._rank, self._threshold,
             self.gamma, _BASIS_TOLERANCE, np.empty(len(pairs)), new_stored,

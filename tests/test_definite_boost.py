@@ -15,21 +15,38 @@ from psdmetric._solvers import definite_boost_steps
 
 def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=False,
               log_prior=None):
-    """Run the compiled steps from W₁ = exp(log_prior) / tr (I/n by default)."""
+    """Run the compiled steps from W₁ = exp(log_prior) / tr (I/n by default).
+
+    One step per call, so that each step's constraint (the dual that moved), its
+    violation ``tr(W C_j)`` before the step (from the matrix, in NumPy) and the dual
+    objective after it can be recorded.
+    """
     log_prior = np.zeros(n) if log_prior is None else np.sort(log_prior)
     Q, W = log_prior - log_prior.max(), np.eye(n, order="F")
     offset = np.array([log_prior.max() - np.log(np.exp(log_prior).sum())])
     dual = np.zeros(len(shift))
-    chosen = np.zeros(n_steps, dtype=np.intp)
-    violation, objective = np.zeros(n_steps), np.zeros(n_steps)
-    steps, residual, value = definite_boost_steps(
-        np.ascontiguousarray(terms, dtype=float), np.asarray(coef, float),
-        np.asarray(start, np.intp), np.asarray(shift, float), np.asarray(lmin, float),
-        np.asarray(lmax, float), dual, Q, W, offset, n_steps, 0.0, correction, -np.inf,
-        chosen, violation, objective)
+    terms, coef = np.ascontiguousarray(terms, dtype=float), np.asarray(coef, float)
+    start, shift = np.asarray(start, np.intp), np.asarray(shift, float)
+    chosen, violation, objective = [], [], []
+    steps, residual = 0, np.inf
+    while steps < n_steps:
+        before, M = dual.copy(), (W * np.exp(Q)) @ W.T
+        taken, residual, value = definite_boost_steps(
+            terms, coef, start, shift, np.asarray(lmin, float), np.asarray(lmax, float),
+            dual, Q, W, offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf)
+        if taken == 0:
+            break
+        (j,) = np.flatnonzero(dual != before)
+        parts = slice(start[j], start[j + 1])
+        terms_j = np.einsum("ki,ij,kj->k", terms[parts], M / np.trace(M), terms[parts])
+        chosen.append(j)
+        violation.append(coef[parts] @ terms_j - shift[j])
+        objective.append(value)
+        steps += 1
     M = (W * np.exp(Q)) @ W.T
-    return dict(steps=steps, dual=dual, W=M / np.trace(M), chosen=chosen[:steps],
-                violation=violation[:steps], objective=objective[:steps], residual=residual)
+    return dict(steps=steps, dual=dual, W=M / np.trace(M), chosen=np.array(chosen, np.intp),
+                violation=np.array(violation), objective=np.array(objective),
+                residual=residual)
 
 
 def test_diagonal_inputs_reproduce_adaboost_exactly():

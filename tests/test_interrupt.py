@@ -14,6 +14,7 @@ from sklearn.base import RegressorMixin, is_regressor
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+import psdmetric._definite_boost
 import psdmetric._logdet
 import psdmetric._psdboost
 import psdmetric._von_neumann
@@ -32,7 +33,7 @@ ONLINE_METRIC_LEARNERS = [E for E in ONLINE if hasattr(E, "get_mahalanobis_matri
 BATCH_LOOP_CALLS = {
     LogDet: (psdmetric._logdet, "logdet_sweep", True),
     VonNeumann: (psdmetric._von_neumann, "von_neumann_sweep", True),
-    DefiniteBoost: (psdmetric._von_neumann, "definite_boost_steps", True),
+    DefiniteBoost: (psdmetric._definite_boost, "definite_boost_steps", True),
     PSDBoost: (psdmetric._psdboost._RestrictedMaster, "solve", True),
 }
 

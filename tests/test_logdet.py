@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import LogDet, PairConstraints
-from psdmetric._base import prior_eigenpairs
+from psdmetric._bregman import prior_eigenpairs
 from psdmetric._solvers import cholupdatemult, logdet_sweep
 
 

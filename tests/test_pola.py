@@ -38,7 +38,7 @@ def run_pass(Z, labels, A, b, gamma=0.0):
     X = np.ascontiguousarray(np.vstack([np.zeros(d), Z]))
     pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=np.intp)])
     losses = np.empty(len(Z))
-    b, _ = pola_pass(X, pairs, np.asarray(labels, dtype=float), A, b, gamma, losses)
+    b = pola_pass(X, pairs, np.asarray(labels, dtype=float), A, b, gamma, losses)
     return np.tril(A) + np.tril(A, -1).T, b, losses
 
 
@@ -119,11 +119,16 @@ def test_psd_and_threshold_invariants_after_every_update():
     loss = np.empty(1)
     for v, y in zip(Z, labels):
         X[1] = v
-        b, projections = pola_pass(X, pair, np.array([y]), A, b, 0.0, loss)
+        # The half-space step alone (seed 003, Fig. 1): it needs the PSD projection when
+        # it leaves a negative eigenvalue.
+        before = np.tril(A) + np.tril(A, -1).T
+        hinge = max(0.0, y * (v @ before @ v - b) + 1.0)
+        step = before - y * hinge / ((v @ v) ** 2 + 1.0) * np.outer(v, v)
+        projected += np.linalg.eigvalsh(step).min() < -1e-12 * np.abs(step).max()
+        b = pola_pass(X, pair, np.array([y]), A, b, 0.0, loss)
         eigenvalues = np.linalg.eigvalsh(np.tril(A) + np.tril(A, -1).T)
         assert eigenvalues.min() >= -1e-12 * max(eigenvalues.max(), 1e-300)
         assert b >= 1.0
-        projected += projections
     assert projected > 300
 
 

@@ -116,7 +116,7 @@ def test_each_projection_leaves_its_constraint_tight():
         dual, bound = np.zeros(1), target[c : c + 1].copy()
         pair = np.ascontiguousarray(constraints.pairs[c : c + 1])
         von_neumann_sweep(F, pair, direction[c : c + 1], bound, np.zeros(1), dual, Q, W,
-                          False, np.zeros(1, dtype=np.intp), np.zeros(3, dtype=np.intp))
+                          np.zeros(1, dtype=np.intp))
         z = X[pair[0, 0]] - X[pair[0, 1]]
         after = z @ (W * np.exp(Q)) @ W.T @ z
         if dual[0] > 0:  # projected: equality holds
@@ -263,8 +263,8 @@ def test_root_finder_needs_few_evaluations():
     Q, W = np.zeros(20), np.eye(20, order="F")
     order = np.random.RandomState(0)
     for _ in range(5):
-        von_neumann_sweep(F, pairs, direction, target, slack, dual, Q, W, False,
-                          order.permutation(len(target)), stats)
+        von_neumann_sweep(F, pairs, direction, target, slack, dual, Q, W,
+                          order.permutation(len(target)), counters=stats)
     projections, evaluations = stats[0], stats[1]
     assert projections > 300
     assert evaluations / projections <= 6  # the seed: rarely more than six

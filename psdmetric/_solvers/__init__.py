@@ -1,33 +1,34 @@
-"""Shared numerical machinery: projection drivers and compiled kernels."""
+"""Shared numerical machinery: the iteration driver and the compiled kernels."""
 
-from ._cyclic import checkpoint, cyclic_projections, dual_change, roll_back
-from ._eigen_update import (
-    definite_boost_steps,
-    meg_pass,
-    rank_one_eigen_update,
-    von_neumann_sweep,
-)
+from ._cyclic import cyclic_projections, dual_change
+from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
+from ._definite_boost_kernels import definite_boost_steps
+from ._eigen_update import rank_one_eigen_update
 from ._logdet_kernels import cholupdatemult, logdet_sweep
+from ._meg_kernels import meg_pass
 from ._online_kernels import (
     burg_matrix_pass,
     burg_vector_pass,
     kernel_pola_block,
     pola_pass,
 )
+from ._von_neumann_kernels import von_neumann_sweep
 
 __all__ = [
+    "ArrayCheckpoint",
+    "EstimatorCheckpoint",
+    "Round",
     "burg_matrix_pass",
     "burg_vector_pass",
-    "checkpoint",
     "cholupdatemult",
     "cyclic_projections",
     "definite_boost_steps",
     "dual_change",
+    "iterate",
     "kernel_pola_block",
     "logdet_sweep",
     "meg_pass",
     "pola_pass",
     "rank_one_eigen_update",
-    "roll_back",
     "von_neumann_sweep",
 ]

@@ -2,9 +2,8 @@
 
 A learner supplies ``sweep(order)``, one pass over all constraints in the given order
 that updates its matrix and the dual variables ν in place. The driver draws a fresh
-random order for every cycle, repeats until ν settles, prints the ``verbose`` table,
-warns when ``max_iter`` is hit and goes back to the state the last counted cycle left
-when the user interrupts the fit.
+random order for every cycle and repeats until ν settles, on the iteration driver of
+:mod:`psdmetric._solvers._driver` (verbose table, warnings, Ctrl-C).
 
 Why a fresh order: with one fixed order (as in the ITML reference code) the projections
 can creep towards the solution for thousands of cycles; on scikit-learn's digits with
@@ -12,11 +11,9 @@ can creep towards the solution for thousands of cycles; on scikit-learn's digits
 reshuffled cycles reach it to machine precision (KKT residuals ~1e-13) in about 100.
 """
 
-import time
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
+
+from ._driver import ArrayCheckpoint, Round, iterate
 
 
 def dual_change(dual, previous):
@@ -34,33 +31,8 @@ def dual_change(dual, previous):
     return float(np.abs(dual - previous).sum() / norm)
 
 
-def checkpoint(arrays, *counts):
-    """``(*counts, copies of arrays)``: one value, so that an interrupt cannot split them.
-
-    A compiled kernel runs to its end before Python raises ``KeyboardInterrupt``, so a
-    Ctrl-C usually lands after a cycle has run but before it is counted; going back to
-    the last checkpoint keeps the count and the state in step.
-    """
-    return (*counts, [array.copy() for array in arrays])
-
-
-def roll_back(arrays, kept, name):
-    """Put ``arrays`` back as the checkpoint ``kept`` holds them, warn, return its counts.
-
-    The first count is the number of complete cycles, named in the warning.
-    """
-    *counts, copies = kept
-    for array, copy in zip(arrays, copies):
-        array[...] = copy
-    warnings.warn(
-        f"{name}: training interrupted by the user after {counts[0]} complete cycles; "
-        "keeping the metric learned so far.",
-        ConvergenceWarning,
-    )
-    return counts
-
-
-def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, random_state):
+def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, random_state,
+                       failure=None):
     """Run ``sweep`` until the change of ``dual`` over a cycle drops below ``tol``.
 
     Parameters
@@ -73,8 +45,7 @@ def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, rand
         The dual variables ν, updated in place by ``sweep``.
     state : tuple of ndarray
         Every other array ``sweep`` updates in place (the matrix, slack variables). On
-        Ctrl-C these and ``dual`` are put back as the last counted cycle left them
-        (:func:`checkpoint`).
+        Ctrl-C these and ``dual`` are put back as the last counted cycle left them.
     tol : float
         Stop when :func:`dual_change` is at most ``tol``.
     max_iter : int
@@ -85,35 +56,22 @@ def cyclic_projections(sweep, dual, state, *, tol, max_iter, verbose, name, rand
         Estimator name used in the table title and in warnings.
     random_state : RandomState
         Draws the order of every cycle.
+    failure : callable, default=None
+        ``failure() -> str or None``, asked after every cycle: a text stops the cycles
+        with that warning (e.g. the constraints are proved infeasible).
 
     Returns
     -------
     n_iter : int
         Number of complete cycles.
     """
-    if verbose:
-        print(f"[{name}]")
-        print(f"{'cycle':>8} {'violated':>10} {'dual change':>14} {'time (s)':>10}")
-        print("-" * 45)
-    arrays = (dual, *state)
-    kept = checkpoint(arrays, 0)
-    try:
-        for n_iter in range(1, max_iter + 1):
-            start = time.perf_counter()
-            n_violated = sweep(random_state.permutation(len(dual)).astype(np.intp))
-            change = dual_change(dual, kept[1][0])
-            if verbose:
-                elapsed = time.perf_counter() - start
-                print(f"{n_iter:>8d} {n_violated:>10d} {change:>14.3e} {elapsed:>10.3f}")
-            if change <= tol:
-                return n_iter
-            kept = checkpoint(arrays, n_iter)
-    except KeyboardInterrupt:
-        (completed,) = roll_back(arrays, kept, name)
-        return completed
-    warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} cycles (dual change "
-        f"{change:.3e} > tol={tol}). Increase max_iter or tol.",
-        ConvergenceWarning,
-    )
-    return n_iter
+    checkpoint = ArrayCheckpoint(dual, *state)
+
+    def one_cycle():
+        n_violated = sweep(random_state.permutation(len(dual)).astype(np.intp))
+        change = dual_change(dual, checkpoint.saved(0))
+        return Round((n_violated, change), converged=change <= tol,
+                     failure=failure() if failure is not None else None)
+
+    return iterate(one_cycle, checkpoint, max_iter=max_iter, verbose=verbose, name=name,
+                   unit="cycle", columns=(("violated", "d"), ("dual change", ".3e")))

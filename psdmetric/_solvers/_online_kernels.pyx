@@ -59,9 +59,12 @@ def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
     """One pass of the Burg gradient algorithm (seed 001, Alg. 1) over the rows of X.
 
     Predicts ``ŷ = w·x``, then ``1/w_i ← 1/w_i + 2η(ŷ − y)x_i`` for every i. The rate
-    ``η`` is kept by the adaptive rule generalised to inputs of any sign:
+    ``η`` is kept by an adaptive rule for inputs of any sign:
     ``η ← min(η, ½ / (2 max_i(−(ŷ − y) x_i w_i)))`` whenever that maximum is positive,
-    which keeps every factor ``1 + 2η(ŷ − y)x_i w_i ≥ ½``, hence ``w > 0``.
+    which keeps every factor ``1 + 2η(ŷ − y)x_i w_i ≥ ½``, hence ``w > 0``. This bounds
+    the rate only to keep w positive; the rule of Jain, Kulis & Dhillon (2007), Alg. 1,
+    also keeps every ``w_i < 1`` (as Lemma 2 keeps ``W ≺ I`` in the matrix case), a
+    ceiling a regression weight does not need.
 
     ``w`` is updated in place; ``predictions[t]`` and ``rates[t]`` receive the
     prediction made for row t and the rate used on it. Returns the final rate.
@@ -328,12 +331,13 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
 
 def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
               const double[::1] labels, double[::1, :] A, double threshold, double gamma,
-              double[::1] losses):
+              double[::1] losses, *, Py_ssize_t[::1] counters=None):
     """One pass of POLA over labelled pairs of rows of X.
 
     ``A`` (d×d, Fortran order) is updated in place on its lower triangle only.
-    ``losses[t]`` receives the hinge loss of pair t before its update. Returns the new
-    threshold b and the number of updates whose PSD projection removed an eigenvalue.
+    ``losses[t]`` receives the hinge loss of pair t before its update. ``counters``
+    (optional, intp, length ≥ 1) accumulates the updates whose PSD projection removed
+    an eigenvalue. Returns the new threshold b.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
     cdef Py_ssize_t t, k, projections = 0
@@ -341,8 +345,10 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     if (A.shape[0] != d or A.shape[1] != d or labels.shape[0] != n_pairs
             or losses.shape[0] != n_pairs):
         raise ValueError("X, pairs, labels, A and losses have inconsistent shapes")
+    if counters is not None and counters.shape[0] < 1:
+        raise ValueError("counters needs 1 entry")
     if d == 0:
-        return threshold, 0
+        return threshold
     cdef double[::1] v = np.empty(d)
     cdef double[::1] u = np.empty(d)
     cdef double[::1] work = np.empty(d)
@@ -356,7 +362,37 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
             losses[t] = _pola_update(&A[0, 0], d, d, &v[0], squared_norm, labels[t],
                                      gamma, &threshold, &projections, &u[0], &work[0],
                                      &factor[0])
-    return threshold, projections
+    if counters is not None:
+        counters[0] += projections
+    return threshold
+
+
+cdef void _add_basis_vector(double[::1, :] coefficients, double[::1, :] M, double* c,
+                            Py_ssize_t n_stored, Py_ssize_t rank,
+                            double residual) noexcept nogil:
+    """Append ``q = (φ(p_a) − φ(p_b) − Σ_k c_k q_k) / residual`` to the basis.
+
+    ``p_a`` and ``p_b`` become stored points ``n_stored`` and ``n_stored + 1``;
+    ``residual`` is the length of the numerator, the new coordinate ``c[rank]`` of the
+    difference; M gains a zero row and column.
+    """
+    cdef Py_ssize_t j, k
+    for j in range(n_stored + 2):
+        coefficients[j, rank] = 0.0
+    for k in range(rank):
+        for j in range(n_stored):
+            coefficients[j, rank] = coefficients[j, rank] - c[k] * coefficients[j, k]
+    for j in range(n_stored):
+        coefficients[j, rank] = coefficients[j, rank] / residual
+    coefficients[n_stored, rank] = 1.0 / residual
+    coefficients[n_stored + 1, rank] = -1.0 / residual
+    for k in range(rank):
+        coefficients[n_stored, k] = 0.0
+        coefficients[n_stored + 1, k] = 0.0
+    for k in range(rank + 1):
+        M[rank, k] = 0.0
+        M[k, rank] = 0.0
+    c[rank] = residual
 
 
 def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
@@ -376,7 +412,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     ``new_stored``. ``coefficients`` and ``M`` (lower triangle used) must have room for
     ``n_stored + 2 n_pairs`` points and ``rank + n_pairs`` basis vectors.
 
-    Returns ``(n_stored, rank, threshold, n_new_stored, n_projections)`` after the block.
+    Returns ``(n_stored, rank, threshold, n_new_stored)`` after the block.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], n_points = gram.shape[1]
     cdef Py_ssize_t capacity = coefficients.shape[1]
@@ -419,32 +455,14 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                      + gram[first_new + b, b])
             residual = scale - squared_norm
             if residual > tolerance * scale:
-                # New basis vector (φ(p_a) − φ(p_b) − Σ c_k q_k) / √residual.
-                residual = sqrt(residual)
-                for j in range(n_stored + 2):
-                    coefficients[j, rank] = 0.0
-                for k in range(rank):
-                    for j in range(n_stored):
-                        coefficients[j, rank] = (coefficients[j, rank]
-                                                 - c[k] * coefficients[j, k])
-                for j in range(n_stored):
-                    coefficients[j, rank] = coefficients[j, rank] / residual
-                coefficients[n_stored, rank] = 1.0 / residual
-                coefficients[n_stored + 1, rank] = -1.0 / residual
-                for k in range(rank):
-                    coefficients[n_stored, k] = 0.0
-                    coefficients[n_stored + 1, k] = 0.0
+                _add_basis_vector(coefficients, M, &c[0], n_stored, rank, sqrt(residual))
                 row_of[n_stored] = first_new + a
                 row_of[n_stored + 1] = first_new + b
                 new_stored[n_new] = a
                 new_stored[n_new + 1] = b
                 n_new = n_new + 2
                 n_stored = n_stored + 2
-                for k in range(rank + 1):
-                    M[rank, k] = 0.0
-                    M[k, rank] = 0.0
-                c[rank] = residual
                 rank = rank + 1
             losses[t] = _pola_update(&M[0, 0], rank, lda, &c[0], scale, labels[t], gamma,
                                      &threshold, &projections, &u[0], &work[0], &factor[0])
-    return n_stored, rank, threshold, n_new, projections
+    return n_stored, rank, threshold, n_new

@@ -1,0 +1,171 @@
+"""The pair learners solved by Bregman projections: LogDet, VonNeumann, DefiniteBoost.
+
+They share their parameters (the prior, the bounds, the pairs drawn from labels, the
+stopping rule), the set-up of the prior ``M₀`` and the per-pair bounds ξ₀; each
+learner supplies its divergence's projections.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import _fit_context
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import MahalanobisMixin
+from ._constraints import check_bounds, squared_distance_bounds
+
+
+class PairBregmanMixin(MahalanobisMixin):
+    """Base class of the pair learners: shared parameters, ``fit``, prior and bounds.
+
+    ``fit`` validates the input and draws pairs from labels, then calls the learner's
+    ``_fit(X, constraints, rng)``.
+
+    Subclasses take a subset of these parameters, removing the others from a copy of
+    ``_parameter_constraints`` (as scikit-learn's ``Lasso`` does with ``ElasticNet``'s).
+    """
+
+    _constraint_kind = "pairs"
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "prior": [StrOptions({"identity", "covariance"}), "array-like"],
+        "gamma": [Interval(Real, 0, None, closed="right")],
+        "bounds": ["array-like", None],
+        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Fit the metric from class labels or from explicit pair constraints.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples (in kernel mode, the rows of a kernel factor).
+
+        y : array-like of shape (n_samples,), default=None
+            Class labels; pairs are drawn from them. Leave ``None`` when passing
+            ``constraints``.
+
+        constraints : PairConstraints, default=None
+            Explicit similar / dissimilar pairs of rows of ``X``, optionally with
+            their own bounds.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        X, constraints = self._validate_fit(X, y, constraints, rng)
+        self._fit(X, constraints, rng)
+        self.constraints_ = constraints
+        return self
+
+    def _targets(self, factor, constraints, rng):
+        """Per-pair bounds ξ₀ and the (u, l) they come from.
+
+        ``factor`` holds the samples under the prior (its squared row distances are
+        those of ``M₀``), for the default percentile bounds.
+        """
+        if constraints.bounds is not None:
+            return constraints.bounds.copy(), np.full(2, np.nan)
+        if self.bounds is not None:
+            bounds = check_bounds(self.bounds)
+        else:
+            bounds = squared_distance_bounds(factor, random_state=rng)
+        return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds
+
+
+def prior_eigenpairs(X, prior, n_components):
+    """Orthonormal ``U`` (d×r) and positive ``s`` (r,) with prior ``M₀ = U diag(s) Uᵀ``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Training data (for the ``"covariance"`` prior and for PCA directions).
+    prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features)
+        ``"identity"``: the Euclidean metric, restricted to the top ``n_components``
+        principal directions of X when ``n_components`` is set. ``"covariance"``: the
+        inverse covariance of X (pseudo-inverse if singular). An array: a symmetric
+        PSD matrix.
+    n_components : int or None
+        Keep the ``n_components`` leading directions (largest variance of X for the
+        identity prior, largest prior eigenvalues otherwise).
+
+    Returns
+    -------
+    U : ndarray of shape (n_features, r)
+    s : ndarray of shape (r,)
+    """
+    n_features = X.shape[1]
+    if n_components is not None and n_components > n_features:
+        raise ValueError(
+            f"n_components={n_components} cannot exceed the number of features "
+            f"({n_features})."
+        )
+    if isinstance(prior, str) and prior == "identity":
+        if n_components is None or n_components == n_features:
+            return np.eye(n_features), np.ones(n_features)
+        centered = X - X.mean(axis=0)
+        _, _, Vt = linalg.svd(centered, full_matrices=False)
+        U = np.zeros((n_features, n_components))
+        # With fewer samples than components, complete the basis orthonormally.
+        rank = min(n_components, Vt.shape[0])
+        U[:, :rank] = Vt[:rank].T
+        if rank < n_components:
+            U = linalg.qr(np.column_stack([U[:, :rank], np.eye(n_features)]))[0][
+                :, :n_components
+            ]
+        return U, np.ones(n_components)
+    if isinstance(prior, str) and prior == "covariance":
+        covariance = np.atleast_2d(np.cov(X, rowvar=False))
+        eigenvalues, eigenvectors = linalg.eigh(covariance)
+        scale = eigenvalues.max() if eigenvalues.max() > 0 else 1.0
+        keep = eigenvalues > n_features * np.finfo(float).eps * scale
+        # The inverse covariance has the largest weight along the smallest variances.
+        eigenvalues, eigenvectors = 1.0 / eigenvalues[keep], eigenvectors[:, keep]
+    else:
+        eigenvalues, eigenvectors = linalg.eigh(check_prior(prior, n_features))
+        scale = max(eigenvalues.max(), 0.0)
+        keep = eigenvalues > n_features * np.finfo(float).eps * scale
+        eigenvalues, eigenvectors = eigenvalues[keep], eigenvectors[:, keep]
+    if len(eigenvalues) == 0:
+        raise ValueError("The prior has no positive eigenvalue: it is the zero matrix.")
+    order = np.argsort(eigenvalues)[::-1][:n_components]
+    return eigenvectors[:, order], eigenvalues[order]
+
+
+def check_prior(prior, n_features):
+    """Validate a user prior: finite, symmetric, PSD, shape (n_features, n_features)."""
+    try:
+        prior = check_array(prior, input_name="prior")
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"prior must be 'identity', 'covariance' or a matrix: {exc}") from exc
+    if prior.shape != (n_features, n_features):
+        raise ValueError(
+            f"prior must have shape ({n_features}, {n_features}) to match X; "
+            f"got {prior.shape}."
+        )
+    scale = max(np.abs(prior).max(), np.finfo(float).tiny)
+    if not np.allclose(prior, prior.T, rtol=0, atol=1e-10 * scale):
+        raise ValueError("prior must be a symmetric matrix.")
+    prior = (prior + prior.T) / 2
+    if linalg.eigvalsh(prior).min() < -1e-10 * scale:
+        raise ValueError("prior must be positive semi-definite.")
+    return prior
+
+
+def ascending_prior(X, prior, n_components):
+    """Prior eigenpairs ``U, s`` with s ascending (the order the eigen updates keep)."""
+    eigenvectors, eigenvalues = prior_eigenpairs(X, prior, n_components)
+    ascending = np.argsort(eigenvalues, kind="stable")
+    return eigenvectors[:, ascending], eigenvalues[ascending]

@@ -1,0 +1,153 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
+"""DefiniteBoost's greedy steps with approximate projections."""
+import numpy as np
+
+from libc.float cimport DBL_EPSILON
+from libc.math cimport INFINITY, exp, fabs, log
+from libc.string cimport memcpy
+from scipy.linalg.cython_blas cimport ddot, dgemm, dnrm2
+
+from ._eigen_update cimport _Workspace, _apply, _check_sorted, _decompose, _normalize_top
+from ._eigen_workspace cimport Work
+
+
+cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] start,
+                               const double[::1] shift, const double[::1] lmin,
+                               const double[::1] lmax, const double[::1] dual,
+                               const double[::1] a_term, double[::1] r, bint correction,
+                               double* residual) noexcept nogil:
+    """The constraint to step on (-1 if none), with every ``r[j] = tr(W C_j)``.
+
+    Candidates are the violated constraints (with ``correction``, also those with a
+    positive dual and ``r_j < 0``); the largest ``|r_j|`` wins. ``residual`` receives the
+    largest normalised ``|r_j|`` among the candidates.
+    """
+    cdef Py_ssize_t j, kk, best = -1
+    cdef double rj, score, best_score = 0.0
+    residual[0] = 0.0
+    for j in range(shift.shape[0]):
+        if not (lmin[j] < 0.0 < lmax[j]):
+            continue
+        rj = -shift[j]
+        for kk in range(start[j], start[j + 1]):
+            rj += coef[kk] * a_term[kk]
+        r[j] = rj
+        if rj > 0.0 or (correction and dual[j] > 0.0 and rj < 0.0):
+            score = fabs(rj)
+            # Relative to the bound (shift) when there is one, else to the range.
+            residual[0] = max(residual[0], score / (fabs(shift[j]) if shift[j] != 0.0
+                                                    else lmax[j] - lmin[j]))
+            if score > best_score:
+                best_score = score
+                best = j
+    return best
+
+
+def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
+                         const Py_ssize_t[::1] start, const double[::1] shift,
+                         const double[::1] lmin, const double[::1] lmax,
+                         double[::1] dual, double[::1] Q, double[::1, :] W,
+                         double[::1] offset, *, Py_ssize_t max_steps, double tol,
+                         bint correction, double floor):
+    """Greedy DefiniteBoost steps with approximate projections.
+
+    The steps of Tsuda, Rätsch & Warmuth (2005), §4.2. Constraint ``j`` is
+    ``tr(W C_j) <= 0`` for the trace-one ``W = e^S / tr e^S``, with
+    ``C_j = Σ_k coef[k] T[k] T[k]ᵀ − shift[j] I`` over ``k`` in
+    ``start[j]:start[j + 1]`` and the eigenvalues of ``C_j`` in ``[lmin[j], lmax[j]]``
+    (``lmin < 0 < lmax``; other constraints are never chosen). ``S = W diag(Q) Wᵀ``
+    (``Q`` ascending with maximum 0, ``W`` column-major; updated in place).
+
+    Each step picks the constraint with the largest ``r_j = tr(W C_j)`` among the
+    violated ones (with ``correction``, also among those with ``dual > 0`` and
+    ``r_j < 0``, by ``|r_j|``), takes the step
+    ``α = log((1 − r/lmin) / (1 − r/lmax)) / (lmax − lmin)`` (eq. 13, signs derived in
+    ALGORITHMS.md §4), clipped at ``−dual[j]`` with ``correction``, and sets
+    ``S ← S − α Σ_k coef[k] T[k] T[k]ᵀ`` (the multiple of I only rescales W), one rank-one
+    eigen update per term; ``dual[j] += α``. It stops when the largest
+    ``|r_j| / |shift_j|`` among those candidates (``|r_j| / (lmax_j − lmin_j)`` where
+    ``shift_j = 0``) is at most ``tol``, or after ``max_steps`` steps.
+
+    ``offset[0]`` tracks the dual objective (eq. 9):
+    ``log tr exp(log W₁ − Σ_j dual_j C_j) = log Σ e^Q + offset[0] + Σ_j dual_j shift_j``
+    when ``Q, W`` start from ``log W₁``. The loop also stops when it falls below
+    ``floor``: with ``floor = log λmin(W₁)`` that proves the constraints infeasible
+    (weak duality: a feasible trace-one W has ``D_vN(W, W₁) ≤ −log λmin(W₁)``).
+
+    Returns ``(steps, residual, dual_objective)``: the steps taken, the largest
+    normalised violation when the loop ended and the dual objective.
+    """
+    cdef Py_ssize_t n = Q.shape[0], nt = T.shape[0], m = shift.shape[0]
+    cdef Py_ssize_t step = 0, j, kk, i
+    cdef int ni = <int> n, nti = <int> nt, one = 1
+    cdef double alpha = 1.0, beta = 0.0, z, rj, residual = INFINITY
+    cdef double sum_gb = 0.0, nw, a, zsum, dual_value = 0.0
+    if W.shape[0] != n or W.shape[1] != n or T.shape[1] != n:
+        raise ValueError("T, Q and W must describe the same dimension")
+    if start.shape[0] != m + 1 or start[m] != nt or coef.shape[0] != nt:
+        raise ValueError("start must delimit the terms of each constraint")
+    if lmin.shape[0] != m or lmax.shape[0] != m or dual.shape[0] != m:
+        raise ValueError("lmin, lmax and dual need one entry per constraint")
+    _check_sorted(Q)
+    if n == 0 or m == 0:
+        return 0, 0.0, 0.0
+    cdef double[::1, :] omega = np.empty((n, max(nt, 1)), order="F")
+    cdef double[::1] a_term = np.empty(max(nt, 1))
+    cdef double[::1] r = np.empty(m)
+    cdef double[::1] ex = np.empty(n)
+    cdef _Workspace space = _Workspace(n)
+    cdef Work* wk = &space.w
+    cdef double* Wc = &W[0, 0]
+    cdef double* Wn = wk.W2
+    cdef double* swap
+    for j in range(m):
+        sum_gb += dual[j] * shift[j]
+    with nogil:
+        for step in range(max_steps + 1):
+            # r_j = tr(W C_j): all terms at once, Ωᵀ = Wᵀ Tᵀ.
+            zsum = 0.0
+            for i in range(n):
+                ex[i] = exp(Q[i])
+                zsum += ex[i]
+            dual_value = log(zsum) + offset[0] + sum_gb
+            if dual_value < floor:
+                break
+            if nt > 0:
+                dgemm(b"T", b"N", &ni, &nti, &ni, &alpha, Wc, &ni, &T[0, 0], &ni, &beta,
+                      &omega[0, 0], &ni)
+            for kk in range(nt):
+                a = 0.0
+                for i in range(n):
+                    a += ex[i] * omega[i, kk] * omega[i, kk]
+                a_term[kk] = a / zsum
+            j = _most_violated(coef, start, shift, lmin, lmax, dual, a_term, r, correction,
+                               &residual)
+            if j < 0 or residual <= tol or step == max_steps:
+                break
+            rj = r[j]
+            # r_j reaches lmax (or lmin) only for a singular W: cap the step.
+            z = log(max(1.0 - rj / lmin[j], DBL_EPSILON)
+                    / max(1.0 - rj / lmax[j], DBL_EPSILON)) / (lmax[j] - lmin[j])
+            if correction and z < -dual[j]:
+                z = -dual[j]
+            dual[j] += z
+            sum_gb += z * shift[j]
+            for kk in range(start[j], start[j + 1]):
+                for i in range(n):
+                    wk.w[i] = ddot(&ni, Wc + i * n, &one, &T[kk, 0], &one)
+                nw = dnrm2(&ni, wk.w, &one)
+                if not (0.0 < nw < INFINITY) or coef[kk] == 0.0 or z == 0.0:
+                    continue
+                for i in range(n):
+                    wk.zhat[i] = wk.w[i] / nw
+                wk.roots_valid = False
+                _decompose(wk, &Q[0], wk.zhat, -z * coef[kk] * nw * nw)
+                _apply(wk, &Q[0], Wc, Wn)
+                swap = Wc
+                Wc = Wn
+                Wn = swap
+                _normalize_top(&Q[0], n, &offset[0])
+        if Wc != &W[0, 0]:
+            memcpy(&W[0, 0], Wc, n * n * sizeof(double))
+    return step, residual, dual_value
