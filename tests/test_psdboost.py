@@ -6,7 +6,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
@@ -66,7 +66,7 @@ def unit_of(X, triplets):
     return psdboost_module._scaled_differences(X, triplets)[1]
 
 
-# (n_features, n_samples = n_triplets, C, smoothing, bases_per_iter, seed)
+# (n_features, n_samples, C, smoothing, bases_per_iter, seed)
 PROBLEMS = [
     (3, 30, 1.0, 0.0, 1, 0),
     (5, 40, 0.1, 0.9, 8, 1),
@@ -157,20 +157,13 @@ def test_hard_margin_maximises_the_smallest_margin():
     assert_allclose(hard.margin_, m.min(), atol=1e-6)
 
 
-def test_triplets_from_labels_are_the_brute_force_nearest_neighbours():
+def test_labels_give_the_triplets_of_triplets_from_labels():
     rng = np.random.RandomState(5)
     X = rng.randn(45, 4)
     y = rng.randint(0, 3, size=45)
-    learner = PSDBoost(C=0.1, n_neighbors=2, random_state=0).fit(X, y)
-    distances = cdist(X, X)
-    expected = []
-    for i in range(len(X)):
-        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
-        other = np.flatnonzero(y != y[i])
-        nearest_same = same[np.argsort(distances[i, same])[:2]]
-        nearest_other = other[np.argsort(distances[i, other])[:2]]
-        expected += [(i, j, k) for j in nearest_same for k in nearest_other]
-    assert sorted(map(tuple, learner.constraints_.triplets.tolist())) == sorted(expected)
+    learner = PSDBoost(C=0.1, n_neighbors=2, max_triplets=None, random_state=0).fit(X, y)
+    expected = triplets_from_labels(X, y, n_neighbors=2).triplets
+    assert_array_equal(learner.constraints_.triplets, expected)
     explicit = PSDBoost(C=0.1).fit(X, constraints=learner.constraints_)
     assert_allclose(explicit.components_, learner.components_)
 
@@ -262,9 +255,10 @@ def test_scaling_the_data_keeps_x_and_scales_the_objective(scale):
 
 def test_c_below_one_over_the_number_of_triplets_is_rejected():
     X, _, triplets = triplet_problem(3, 30, seed=10)
-    with pytest.raises(ValueError, match=r"C=0.01 is below 1/n_triplets = 1/30"):
+    n = len(triplets)
+    with pytest.raises(ValueError, match=rf"C=0.01 is below 1/n_triplets = 1/{n}"):
         PSDBoost(C=0.01).fit(X, constraints=TripletConstraints(triplets))
-    PSDBoost(C=1 / 30).fit(X, constraints=TripletConstraints(triplets))
+    PSDBoost(C=1 / n).fit(X, constraints=TripletConstraints(triplets))
 
 
 def test_verbose_prints_one_row_per_iteration(capsys):
