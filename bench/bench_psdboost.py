@@ -500,11 +500,11 @@ def main(argv=None):
     info = machine()
     with threadpool_limits(1):
         results = {
+            "timing": suite_timing(),
             "sdp": sdp_comparison([16, 32] if args.quick else [16, 32, 64]),
             "synthetic": seed_synthetic(max_iter=150 if args.quick else 500),
             "digits": digits_experiment(with_sdp=not args.quick),
             "eigen": eigen_paths([256, 512] if args.quick else [256, 512, 1024]),
-            "timing": suite_timing(),
         }
     results["machine"] = finish_machine(info)
     command = "python bench/bench_psdboost.py" + (" --quick" if args.quick else "")

@@ -317,7 +317,6 @@ class PSDBoost(MahalanobisMixin):
         self.n_iter_ = len(duals)
         return self
 
-
     def _constraints_from_labels(self, X, y, random_state):
         counts = np.unique(y, return_counts=True)[1]
         n_neighbors = max(1, min(self.n_neighbors, counts.min() - 1, len(y) - counts.max()))
@@ -670,6 +669,9 @@ def _matrix_generation(differences, C, *, rank, smoothing, bases_per_iter, tol, 
                        verbose, rng, name):
     """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + ε′.
 
+    One round (iteration) solves the restricted master LP, stops if the gap to the
+    best upper bound is closed, and otherwise prices new bases and adds them.
+
     Returns the bases with positive weight (rows), θ, the last w, ρ, ξ, and per
     iteration the restricted dual optimum π and the best upper bound λmax(H), all in
     the rescaled units.
@@ -703,8 +705,9 @@ def _matrix_generation(differences, C, *, rank, smoothing, bases_per_iter, tol, 
             duals.append(pi)
             upper_bounds.append(best)
             if verbose:
+                relative_gap = _relative(best - pi, pi, best, first_gap)
                 print(f"{iteration:>6d} {len(master.gains):>6d} {len(master.working):>9d} "
-                      f"{pi:>13.6e} {best:>13.6e} {_relative(best - pi, pi, best, first_gap):>10.3e} "
+                      f"{pi:>13.6e} {best:>13.6e} {relative_gap:>10.3e} "
                       f"{time.perf_counter() - start:>9.3f}")
             if bases is None:
                 converged = True

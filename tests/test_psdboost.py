@@ -7,7 +7,6 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.spatial.distance import cdist
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
@@ -373,8 +372,9 @@ def _fail_first_solves(monkeypatch, n_failures, backend):
 
 
 @pytest.mark.parametrize("backend", ["highspy", "linprog"])
-def test_a_lp_not_proved_optimal_is_resolved_or_its_feasible_point_used(monkeypatch,
-                                                                           backend):
+def test_a_lp_not_proved_optimal_is_resolved_or_its_feasible_point_used(
+    monkeypatch, backend
+):
     X, y, _ = triplet_problem(5, 60, seed=16)
     constraints = triplets_from_labels(X, y)
     reference = PSDBoost(tol=1e-6).fit(X, constraints=constraints)
