@@ -62,8 +62,8 @@ _MAX_IDLE_SOLVES = 5
 # n_triplets)), and min_rank = ⌈fraction · n_features⌉ up to a cap when it is None.
 _DEFAULT_NEIGHBORS = 3
 _DEFAULT_MAX_TRIPLETS = 5000
-_DEFAULT_NU = 0.1
-_DEFAULT_RANK_FRACTION = 0.5
+_DEFAULT_NU = 0.3
+_DEFAULT_RANK_FRACTION = 0.25
 _DEFAULT_MAX_RANK = 32
 
 
@@ -87,7 +87,7 @@ class PSDBoost(MahalanobisMixin):
         margin is unbounded); ``C ≥ 1`` is the hard margin, which maximises the
         smallest margin. ``C = 1 / (ν n_triplets)`` lets about a fraction ``ν`` of
         the triplets fall inside the margin. ``None`` scales ``C`` with the number of
-        triplets: ``C = 1 / (0.1 · n_triplets)``, a tenth inside the margin.
+        triplets: ``C = 1 / (0.3 · n_triplets)``, at most 30 % with slack.
 
     margin : {"relative", "absolute"}, default="relative"
         ``"absolute"`` is the SDP (3) as printed: the margin of triplet ``r`` is
@@ -102,7 +102,7 @@ class PSDBoost(MahalanobisMixin):
         extreme points are the ``U Uᵀ / min_rank`` with ``min_rank`` orthonormal
         columns. ``1`` is the trace-one set of Shen, Welsh & Wang (2008), where the
         optimum often has a rank too low for k-NN; ``n_features`` gives the Euclidean
-        metric. ``None``: half the features, at most 32.
+        metric. ``None``: a quarter of the features (rounded up), at most 32.
 
     n_neighbors : int, default=3
         With labels ``y``: triplets join each sample's ``n_neighbors`` nearest
@@ -210,7 +210,7 @@ class PSDBoost(MahalanobisMixin):
     >>> from sklearn.pipeline import make_pipeline
     >>> from psdmetric import PSDBoost
     >>> X, y = load_iris(return_X_y=True)
-    >>> learner = PSDBoost(random_state=0)
+    >>> learner = PSDBoost(min_rank=2, random_state=0)
     >>> model = make_pipeline(learner, KNeighborsClassifier(5)).fit(X, y)
     >>> model.score(X, y) > 0.95
     True
