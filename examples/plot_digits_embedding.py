@@ -62,7 +62,8 @@ embeddings = {
     "OnlineLogDet → PCA": [OnlineLogDet(random_state=0), PCA(n_components=2)],
     "POLA → PCA": [POLA(random_state=0), PCA(n_components=2)],
     "KernelPOLA → PCA": [KernelPOLA(random_state=0), PCA(n_components=2)],
-    "PSDBoost, two bases": [PSDBoost(max_iter=2, bases_per_iter=1, random_state=0)],
+    "PSDBoost, two bases": [
+        PSDBoost(min_rank=1, max_iter=2, bases_per_iter=1, random_state=0)],
 }
 
 # %%

@@ -505,11 +505,16 @@ def distance_targets_from_labels(X, y, n_constraints=None, random_state=None, *,
 
 
 def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=None):
-    """Triplets from each sample's nearest same-class and other-class neighbours.
+    """Triplets from each sample's target neighbours and impostors, in the manner of LMNN.
 
-    For every sample ``i`` (seed 004 §6) take its ``n_neighbors`` nearest samples of its
-    own class ``j`` and of the other classes ``k``, giving ``n_neighbors²`` triplets
-    ``(i, j, k)`` per sample; keep a random subset of ``max_triplets`` if given.
+    For every sample ``i`` its ``n_neighbors`` nearest samples of its own class are its
+    targets ``j``; its impostors ``k`` are its ``n_neighbors`` nearest samples of the
+    other classes (those that come closest to violating the margin) together with
+    every other-class sample among its ``3 · n_neighbors`` nearest that is no farther
+    than its farthest target (those that violate it). Every target is paired with
+    every impostor, giving triplets ``(i, j, k)`` (Weinberger & Saul's target
+    neighbours and impostors, Shen, Welsh & Wang (2008) §6 for ``n_neighbors = 1``
+    and no violators). A random subset of ``max_triplets`` is kept if given.
     Neighbours are found per class with a tree or brute-force search: no n×n matrix.
 
     Parameters
@@ -520,7 +525,8 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
         Class labels; ``n_neighbors`` must be below the size of the smallest class and
         at most the number of samples outside the largest.
     n_neighbors : int, default=1
-        Neighbours per sample on each side.
+        Target neighbours per sample, and nearest other-class samples always taken
+        as impostors.
     max_triplets : int, default=None
         Keep a random subset of this many triplets; ``None`` keeps all.
     random_state : int, RandomState instance or None
@@ -540,20 +546,53 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
            [1, 0, 2],
            [2, 3, 1],
            [3, 2, 1]])
+
+    Sample 2 (class 1) has its target 4 at distance 2; the class-0 samples 3, 1 and 0
+    are no farther: all three are its impostors.
+
+    >>> X = np.array([[0.0], [1.0], [2.0], [2.5], [4.0], [5.0]])
+    >>> triplets_from_labels(X, [0, 0, 1, 0, 1, 1]).triplets[2:5]
+    array([[2, 4, 3],
+           [2, 4, 1],
+           [2, 4, 0]])
     """
     codes, n_classes = _encode_labels(np.asarray(y))
     if n_classes < 2:
         raise ValueError("Triplets need at least two classes in y.")
+    X = np.asarray(X, dtype=np.float64)
     k = int(n_neighbors)
-    same, other = _nearest_neighbours(np.asarray(X, dtype=np.float64), codes, n_classes, k)
-    anchors = np.repeat(np.arange(len(codes)), k * k)
-    triplets = np.column_stack(
-        [anchors, np.repeat(same, k, axis=1).ravel(), np.tile(other, (1, k)).ravel()]
-    )
+    targets = _nearest_neighbours(X, codes, n_classes, k)[0]
+    radius = np.linalg.norm(X - X[targets[:, -1]], axis=1)
+    candidates, distances = _nearest_other_class(X, codes, n_classes, 3 * k)
+    is_impostor = np.arange(candidates.shape[1]) < k
+    is_impostor = is_impostor | (distances <= radius[:, None])
+    anchors, columns = np.nonzero(is_impostor)
+    triplets = np.column_stack([
+        np.repeat(anchors, k), targets[anchors].ravel(),
+        np.repeat(candidates[anchors, columns], k),
+    ])
     if max_triplets is not None and max_triplets < len(triplets):
         rng = check_random_state(random_state)
         triplets = triplets[np.sort(rng.choice(len(triplets), max_triplets, replace=False))]
     return TripletConstraints(triplets)
+
+
+def _nearest_other_class(X, codes, n_classes, k):
+    """Each sample's ``k`` (at most) nearest other-class samples and their distances.
+
+    Columns beyond the number of other-class samples of a class get distance ``inf``.
+    """
+    candidates = np.zeros((len(codes), k), dtype=np.intp)
+    distances = np.full((len(codes), k), np.inf)
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        rest = np.flatnonzero(codes != c)
+        n_found = min(k, len(rest))
+        nearest = NearestNeighbors(n_neighbors=n_found).fit(X[rest])
+        found, index = nearest.kneighbors(X[members])
+        candidates[members, :n_found] = rest[index]
+        distances[members, :n_found] = found
+    return candidates, distances
 
 
 def _nearest_neighbours(X, codes, n_classes, k):

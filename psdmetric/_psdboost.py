@@ -13,7 +13,8 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
 at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
-``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``.
+``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``
+(near an optimum of 0 the gap is measured against the first iteration's instead).
 
 Two standard remedies for the tailing-off of column generation (seed 004 §6) are on
 by default and can be switched off to recover the seed's Algorithm 1: pricing at
@@ -33,9 +34,15 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin
+from ._constraints import triplets_from_labels
+
+try:
+    import highspy
+except ImportError:  # the optional extra: scipy's HiGHS solves each LP from scratch
+    highspy = None
 
 # With at least as many weighted difference vectors as features, H is formed (D×D) for
 # LAPACK up to this many features and Lanczos runs matrix-free beyond (crossover
@@ -49,6 +56,15 @@ _HIGHS_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
 _LP_TOL = 1e-10
 # Bases and triplets at zero for this many restricted-master solves leave the LP.
 _MAX_IDLE_SOLVES = 5
+# Defaults chosen by leave-one-data-set-out 5-NN error over a 13-set suite
+# (bench/bench_psdboost_defaults.py): target neighbours, the cap on triplets, the
+# fraction ν of triplets allowed inside the margin when C is None (C = 1 / (ν
+# n_triplets)), and min_rank = ⌈fraction · n_features⌉ up to a cap when it is None.
+_DEFAULT_NEIGHBORS = 3
+_DEFAULT_MAX_TRIPLETS = 5000
+_DEFAULT_NU = 0.3
+_DEFAULT_RANK_FRACTION = 0.25
+_DEFAULT_MAX_RANK = 32
 
 
 class PSDBoost(MahalanobisMixin):
@@ -65,20 +81,38 @@ class PSDBoost(MahalanobisMixin):
 
     Parameters
     ----------
-    C : float, default=1.0
+    C : float or None, default=None
         Soft-margin trade-off. The dual weights satisfy ``0 ≤ w_r ≤ C`` and
         ``Σ w_r = 1``, so ``C`` must be at least ``1 / n_triplets`` (below it the
         margin is unbounded); ``C ≥ 1`` is the hard margin, which maximises the
         smallest margin. ``C = 1 / (ν n_triplets)`` lets about a fraction ``ν`` of
-        the triplets fall inside the margin.
+        the triplets fall inside the margin. ``None`` scales ``C`` with the number of
+        triplets: ``C = 1 / (0.3 · n_triplets)``, at most 30 % with slack.
 
-    n_neighbors : int, default=1
-        With labels ``y``: triplets join each sample to its ``n_neighbors`` nearest
-        same-class and ``n_neighbors`` nearest other-class samples
-        (:func:`~psdmetric.triplets_from_labels`).
+    margin : {"relative", "absolute"}, default="relative"
+        ``"absolute"`` is the SDP (3) as printed: the margin of triplet ``r`` is
+        ``d²_X(a_i, a_k) − d²_X(a_i, a_j)``. ``"relative"`` divides it by the
+        Euclidean ``d²(a_i, a_k) + d²(a_i, a_j)``, so that far-apart triplets do not
+        outweigh near ones (every relative margin is in ``[−1, 1]``); this is the SDP
+        (3) for the triplet matrices ``A_r`` divided by that constant.
 
-    max_triplets : int, default=None
-        With labels ``y``: keep a random subset of this many triplets.
+    min_rank : int or None, default=None
+        Every eigenvalue of ``X`` is at most ``1 / min_rank``, so its rank is at least
+        ``min_rank``: the feasible set is ``{0 ⪯ X ⪯ I / min_rank, tr X = 1}``, whose
+        extreme points are the ``U Uᵀ / min_rank`` with ``min_rank`` orthonormal
+        columns. ``1`` is the trace-one set of Shen, Welsh & Wang (2008), where the
+        optimum often has a rank too low for k-NN; ``n_features`` gives the Euclidean
+        metric. ``None``: a quarter of the features (rounded up), at most 32.
+
+    n_neighbors : int, default=3
+        With labels ``y``: triplets join each sample's ``n_neighbors`` nearest
+        same-class samples (targets) to its impostors, its ``n_neighbors`` nearest
+        other-class samples and the other-class samples no farther than its targets
+        (:func:`~psdmetric.triplets_from_labels`). Lowered to what the smallest class
+        allows (its size minus one) on small data.
+
+    max_triplets : int or None, default=5000
+        With labels ``y``: keep a random subset of this many triplets (``None``: all).
 
     smoothing : float in [0, 1), default=0.9
         Dual smoothing against the tailing-off of column generation: new bases are
@@ -91,10 +125,14 @@ class PSDBoost(MahalanobisMixin):
         Up to this many top eigenvectors of ``H`` enter per iteration (those whose
         constraint cuts off the current ``w``); ``1`` is the seed's Algorithm 1.
 
-    tol : float, default=1e-4
-        Relative accuracy of the objective: the stopping rule is ``λmax(H) ≤ π + ε′``
-        with ``ε′ = tol · max(|π|, |λmax(H)|)``. As ``π`` and ``λmax(H)`` bracket the
-        SDP optimum, the learned objective is then within a fraction ``tol`` of it.
+    tol : float, default=1e-2
+        The stopping rule is ``λmax(H) ≤ π + ε′`` with ``ε′ = tol · max(|π|,
+        |λmax(H)|, g₁)`` and ``g₁`` the gap at the first iteration. As ``π`` and
+        ``λmax(H)`` bracket the SDP optimum, the learned objective is then within a
+        fraction ``tol`` of it, or the gap has shrunk ``1 / tol``-fold (optima near 0,
+        where a relative accuracy would take very many iterations). With
+        ``min_rank > 1``, ``λmax(H)`` stands for the mean of the top ``min_rank``
+        eigenvalues, the bound over that feasible set.
 
     max_iter : int, default=500
         Maximum number of iterations (restricted LP solves, each followed by up to
@@ -136,11 +174,15 @@ class PSDBoost(MahalanobisMixin):
 
     max_eigenvalue_ : ndarray of shape (n_iter_,)
         The lowest ``λmax(H)`` found up to each iteration: a non-increasing upper
-        bound on the SDP optimum. The fit stops once ``max_eigenvalue_ −
-        dual_objective_`` is at most ``tol`` times the larger of their absolute values.
+        bound on the SDP optimum (the mean of the top ``min_rank`` eigenvalues). The
+        fit stops once ``max_eigenvalue_ − dual_objective_`` is at most ``tol`` times
+        the largest of their absolute values and the first gap.
 
     constraints_ : TripletConstraints
         The triplets the metric was fitted on.
+
+    C_ : float
+        The soft-margin trade-off used: ``C``, or its scaled default.
 
     n_iter_ : int
         Number of iterations (restricted LP solves).
@@ -168,21 +210,21 @@ class PSDBoost(MahalanobisMixin):
     >>> from sklearn.pipeline import make_pipeline
     >>> from psdmetric import PSDBoost
     >>> X, y = load_iris(return_X_y=True)
-    >>> learner = PSDBoost(C=0.05)
-    >>> model = make_pipeline(learner, KNeighborsClassifier(3)).fit(X, y)
+    >>> learner = PSDBoost(min_rank=2, random_state=0)
+    >>> model = make_pipeline(learner, KNeighborsClassifier(5)).fit(X, y)
     >>> model.score(X, y) > 0.95
     True
-    >>> float(np.trace(learner.get_mahalanobis_matrix()))
-    1.0
-    >>> gap = learner.max_eigenvalue_[-1] - learner.dual_objective_[-1]
-    >>> bool(gap <= learner.tol * abs(learner.dual_objective_[-1]))
-    True
+    >>> M = learner.get_mahalanobis_matrix()
+    >>> float(np.trace(M)), bool(np.linalg.eigvalsh(M).max() <= 1 / 2 + 1e-12)
+    (1.0, True)
     """
 
     _constraint_kind = "triplets"
 
     _parameter_constraints: dict = {
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), None],
+        "margin": [StrOptions({"relative", "absolute"})],
+        "min_rank": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "max_triplets": [Interval(Integral, 1, None, closed="left"), None],
         "smoothing": [Interval(Real, 0, 1, closed="left")],
@@ -195,18 +237,22 @@ class PSDBoost(MahalanobisMixin):
 
     def __init__(
         self,
-        C=1.0,
+        C=None,
         *,
-        n_neighbors=1,
-        max_triplets=None,
+        margin="relative",
+        min_rank=None,
+        n_neighbors=_DEFAULT_NEIGHBORS,
+        max_triplets=_DEFAULT_MAX_TRIPLETS,
         smoothing=0.9,
         bases_per_iter=8,
-        tol=1e-4,
+        tol=1e-2,
         max_iter=500,
         verbose=0,
         random_state=None,
     ):
         self.C = C
+        self.margin = margin
+        self.min_rank = min_rank
         self.n_neighbors = n_neighbors
         self.max_triplets = max_triplets
         self.smoothing = smoothing
@@ -241,14 +287,18 @@ class PSDBoost(MahalanobisMixin):
         rng = check_random_state(self.random_state)
         X, constraints = self._validate_fit(X, y, constraints, rng)
         n_triplets = len(constraints.triplets)
-        if self.C * n_triplets < 1.0:
+        C = min(1.0, 1.0 / (_DEFAULT_NU * n_triplets)) if self.C is None else self.C
+        if C * n_triplets < 1.0:
             raise ValueError(
-                f"C={self.C} is below 1/n_triplets = 1/{n_triplets}: the soft margin "
+                f"C={C} is below 1/n_triplets = 1/{n_triplets}: the soft margin "
                 f"would be unbounded. Use C >= {1.0 / n_triplets:.3g}."
             )
-        differences, unit = _scaled_differences(X, constraints.triplets)
+        differences, unit = _scaled_differences(
+            X, constraints.triplets, relative=self.margin == "relative")
+        rank = min(_default_min_rank(X.shape[1]) if self.min_rank is None else self.min_rank,
+                   X.shape[1])
         solution, duals, upper_bounds = _matrix_generation(
-            differences, self.C, smoothing=self.smoothing,
+            differences, C, rank=rank, smoothing=self.smoothing,
             bases_per_iter=self.bases_per_iter, tol=self.tol, max_iter=self.max_iter,
             verbose=self.verbose, rng=rng, name=type(self).__name__,
         )
@@ -259,26 +309,47 @@ class PSDBoost(MahalanobisMixin):
         self.dual_coef_ = w
         self.margin_ = rho * unit
         self.slack_ = xi * unit
-        self.objective_ = (rho - self.C * xi.sum()) * unit
+        self.objective_ = (rho - C * xi.sum()) * unit
         self.dual_objective_ = duals * unit
         self.max_eigenvalue_ = upper_bounds * unit
         self.constraints_ = constraints
+        self.C_ = C
         self.n_iter_ = len(duals)
         return self
 
+    def _constraints_from_labels(self, X, y, random_state):
+        counts = np.unique(y, return_counts=True)[1]
+        n_neighbors = max(1, min(self.n_neighbors, counts.min() - 1, len(y) - counts.max()))
+        return triplets_from_labels(X, y, n_neighbors, self.max_triplets, random_state)
 
-def _scaled_differences(X, triplets):
+
+def _default_min_rank(n_features):
+    return min(n_features, max(1, int(np.ceil(_DEFAULT_RANK_FRACTION * n_features))),
+               _DEFAULT_MAX_RANK)
+
+
+def _scaled_differences(X, triplets, relative):
     """Stacked difference vectors ``[a_i − a_k; a_i − a_j]`` of unit maximum norm.
 
     The optimal ``X`` of (3) does not change when the data are scaled, and the
     objective scales with the squared scale ``unit``: rescaling keeps the LP and the
-    eigen-problems in [−1, 1] whatever the magnitude of the features.
+    eigen-problems in [−1, 1] whatever the magnitude of the features. ``relative``
+    divides each triplet's pair by ``√(‖a_i − a_k‖² + ‖a_i − a_j‖²)`` first (its
+    matrix ``A_r`` by ``d²(a_i, a_k) + d²(a_i, a_j)``), which makes ``unit`` free of
+    the data's scale.
     """
     i, j, k = triplets.T
     magnitude = np.abs(X[np.unique(triplets)]).max()
     scaled = X / magnitude if magnitude > 0 else X
     differences = np.concatenate([scaled[i] - scaled[k], scaled[i] - scaled[j]])
-    largest = np.sqrt(np.einsum("ij,ij->i", differences, differences).max())
+    lengths = np.einsum("ij,ij->i", differences, differences)
+    if relative:
+        size = np.sqrt(lengths[: len(triplets)] + lengths[len(triplets):])
+        size = np.tile(np.where(size > 0, size, 1.0), 2)
+        differences /= size[:, None]
+        lengths /= size**2
+        magnitude = 1.0
+    largest = np.sqrt(lengths.max())
     if largest == 0:
         return differences, 1.0
     return differences / largest, float((magnitude * largest) ** 2)
@@ -313,17 +384,15 @@ def _top_eigenpairs(differences, w, n_pairs, rng):
     if n_vectors < n_features:
         Q, R = linalg.qr(stacked.T, mode="economic")
         values, small = linalg.eigh((R * signed) @ R.T)
-        values, vectors = values[::-1][:n_pairs], Q @ small[:, ::-1][:, :n_pairs]
-        if values[-1] < 0 or len(values) < n_pairs:
-            # 0 is an eigenvalue on the complement of the span: one vector suffices.
-            axis = np.argmin(np.einsum("ij,ij->i", Q, Q))
-            null = -Q @ Q[axis]
-            null[axis] += 1.0
-            keep = values > 0
-            values = np.concatenate([values[keep], [0.0]])[:n_pairs]
-            vectors = np.column_stack([vectors[:, keep], null / np.linalg.norm(null)])
-            vectors = vectors[:, :n_pairs]
-        return values, vectors
+        # H is 0 on the complement of the span: orthonormal vectors of it join the list.
+        n_zero = min(n_pairs, n_features - n_vectors)
+        null = rng.standard_normal((n_features, n_zero))
+        for _ in range(2):  # twice: one projection leaves round-off along Q
+            null -= Q @ (Q.T @ null)
+        values = np.concatenate([values, np.zeros(n_zero)])
+        vectors = np.column_stack([Q @ small, linalg.qr(null, mode="economic")[0]])
+        order = np.argsort(-values, kind="stable")[:n_pairs]
+        return values[order], vectors[:, order]
     if n_features <= _DENSE_MAX_FEATURES:
         H = (stacked.T * signed) @ stacked
         values, vectors = linalg.eigh(
@@ -350,23 +419,27 @@ class _RestrictedMaster:
     (a working set, grown until no other triplet violates the margin, so its optimum
     is that of the full LP), and bases and triplets that stayed at zero for
     ``_MAX_IDLE_SOLVES`` solves are dropped: the current solution stays optimal
-    without them, so π never decreases.
+    without them, so π never decreases. Each base and triplet keeps one id for the
+    whole fit, so a persistent LP can be updated by what changed.
     """
 
-    def __init__(self, n_triplets, C):
+    def __init__(self, n_triplets, C, name):
         self.C = C
         self.n_triplets = n_triplets
-        self.vectors = np.empty((0, 0))
+        self.lp = _HighsLP(C, name) if highspy is not None else _LinprogLP(C, name)
+        self.bases = None
         self.gains = np.empty((0, n_triplets))
+        self.base_ids = np.empty(0, dtype=np.intp)
         self.base_idle = np.empty(0, dtype=np.intp)
         self.working = None
         self.triplet_idle = np.zeros(n_triplets, dtype=np.intp)
 
-    def add(self, vectors, gains):
-        """Add bases (columns of ``vectors``) with their gains (rows of ``gains``)."""
-        self.vectors = vectors.T.copy() if len(self.vectors) == 0 else np.vstack(
-            [self.vectors, vectors.T])
+    def add(self, bases, gains):
+        """Add ``bases`` (n_new, rank, n_features) with their gains (rows of ``gains``)."""
+        self.bases = bases if self.bases is None else np.concatenate([self.bases, bases])
         self.gains = np.vstack([self.gains, gains])
+        first_id = self.base_ids[-1] + 1 if len(self.base_ids) else 0
+        self.base_ids = np.concatenate([self.base_ids, first_id + np.arange(len(gains))])
         self.base_idle = np.concatenate([self.base_idle, np.zeros(len(gains), np.intp)])
         if self.working is None:
             # Start from the triplets the first bases separate worst; at least 1/C
@@ -377,8 +450,8 @@ class _RestrictedMaster:
     def solve(self):
         """Solve (D1); return ``π``, ``w``, the bases with ``θ > 0``, ``θ``, ``ρ``, ``ξ``."""
         while True:
-            pi, w_working, theta, rho, xi_working = _solve_dual_lp(
-                self.gains[:, self.working], self.C)
+            pi, w_working, theta, rho, xi_working = self.lp.solve(
+                self.base_ids, self.working, self.gains[:, self.working])
             margins = theta @ self.gains
             outside = np.ones(self.n_triplets, dtype=bool)
             outside[self.working] = False
@@ -394,81 +467,220 @@ class _RestrictedMaster:
         self.base_idle = np.where(active, 0, self.base_idle + 1)
         self.triplet_idle[self.working] = np.where(
             w_working > 0, 0, self.triplet_idle[self.working] + 1)
-        return pi, w, self.vectors[active], theta[active], rho, xi
+        return pi, w, self.bases[active], theta[active], rho, xi
 
     def prune(self):
         """Drop the bases and triplets that stayed at zero for too many solves."""
         keep = self.base_idle <= _MAX_IDLE_SOLVES
-        self.vectors, self.gains, self.base_idle = (
-            self.vectors[keep], self.gains[keep], self.base_idle[keep])
+        self.bases, self.gains, self.base_ids, self.base_idle = (
+            self.bases[keep], self.gains[keep], self.base_ids[keep], self.base_idle[keep])
         self.working = self.working[self.triplet_idle[self.working] <= _MAX_IDLE_SOLVES]
 
 
-def _solve_dual_lp(gains, C):
-    """One HiGHS solve of (D1); the primal ``θ``, ``ρ``, ``ξ`` come from its duals.
+def _primal_from_duals(x, row_duals, column_duals, C):
+    """``π``, ``w``, ``θ``, ``ρ``, ``ξ`` of (D1) from HiGHS's solution (``π`` last in ``x``).
 
     HiGHS reports ∂π/∂(right-hand side): the base rows give ``−θ``, the equality
     ``ρ`` and the upper bounds ``−ξ`` (the Lagrangian of (D1) is
     ``π + θᵀ(gains w − π) + ρ(1 − Σ w) + ξᵀ(w − C)``, whose dual is (P1)).
     """
-    n_bases, n_triplets = gains.shape
-    objective = np.zeros(n_triplets + 1)
-    objective[-1] = 1.0
-    inequalities = np.hstack([gains, -np.ones((n_bases, 1))])
-    equality = np.ones((1, n_triplets + 1))
-    equality[0, -1] = 0.0
-    bounds = np.zeros((n_triplets + 1, 2))
-    bounds[:n_triplets, 1] = C
-    bounds[-1] = (-np.inf, np.inf)
-    result = linprog(
-        objective, A_ub=inequalities, b_ub=np.zeros(n_bases), A_eq=equality, b_eq=[1.0],
-        bounds=bounds, method="highs", options=_HIGHS_OPTIONS,
-    )
-    if result.status != 0:
-        raise RuntimeError(f"The restricted master LP failed: {result.message}")
-    w = np.clip(result.x[:n_triplets], 0.0, C)
-    theta = np.maximum(-result.ineqlin.marginals, 0.0)
+    w = np.clip(x[:-1], 0.0, C)
+    theta = np.maximum(-row_duals, 0.0)
     theta /= theta.sum()
-    rho = float(result.eqlin.marginals[0])
-    xi = np.maximum(-result.upper.marginals[:n_triplets], 0.0)
-    return float(result.x[-1]), w, theta, rho, xi
+    xi = np.maximum(-column_duals, 0.0)
+    return float(x[-1]), w, theta, xi
 
 
-def _price(differences, w, pi, center, best, *, smoothing, bases_per_iter, margin, rng):
+class _LinprogLP:
+    """(D1) solved from scratch by scipy's HiGHS at every call (no ``highspy``)."""
+
+    def __init__(self, C, name):
+        self.C, self.name = C, name
+
+    def solve(self, base_ids, triplet_ids, gains):
+        n_bases, n_triplets = gains.shape
+        objective = np.zeros(n_triplets + 1)
+        objective[-1] = 1.0
+        problem = dict(
+            A_ub=np.hstack([gains, -np.ones((n_bases, 1))]), b_ub=np.zeros(n_bases),
+            A_eq=np.append(np.ones(n_triplets), 0.0)[None], b_eq=[1.0],
+            bounds=[(0.0, self.C)] * n_triplets + [(None, None)],
+        )
+        # The interior-point method when the default (simplex) stops short of optimality.
+        for method in ("highs", "highs-ipm"):
+            result = linprog(objective, method=method, options=_HIGHS_OPTIONS, **problem)
+            if result.status == 0:
+                break
+            first_failure = result.message
+        else:
+            if result.x is None or result.ineqlin.marginals is None:
+                raise RuntimeError(
+                    f"The restricted master LP failed with every HiGHS method: {result.message}")
+            _warn_inexact_lp(self.name, first_failure)
+        pi, w, theta, xi = _primal_from_duals(
+            result.x, result.ineqlin.marginals, result.upper.marginals[:n_triplets], self.C)
+        return pi, w, theta, float(result.eqlin.marginals[0]), xi
+
+
+class _HighsLP:
+    """(D1) kept in one ``highspy`` model for the whole fit, warm-started at every call.
+
+    Between calls bases (rows) and triplets (columns) are deleted and added by id;
+    HiGHS keeps the previous basis, so a call costs the few simplex iterations the
+    change needs instead of a solve from scratch. Column 0 is ``π``, row 0 ``Σ w = 1``.
+    """
+
+    def __init__(self, C, name):
+        self.C, self.name = C, name
+        # The bare binding: highspy.Highs registers callbacks, which prints a banner.
+        self.highs = highspy._Highs()
+        for option, value in {"output_flag": False, **_HIGHS_OPTIONS}.items():
+            self.highs.setOptionValue(option, value)
+        none_int, none = np.empty(0, np.int32), np.empty(0)
+        self.highs.addCol(1.0, -highspy.kHighsInf, highspy.kHighsInf, 0, none_int, none)
+        self.highs.addRow(1.0, 1.0, 0, none_int, none)
+        self.rows = np.empty(0, dtype=np.intp)  # base ids, in row order after row 0
+        self.columns = np.empty(0, dtype=np.intp)  # triplet ids, after column 0
+
+    def solve(self, base_ids, triplet_ids, gains):
+        """Update the model to the bases ``base_ids`` × triplets ``triplet_ids`` and solve.
+
+        Both id arrays are sorted; ``gains`` has their shape. Returns ``π``, ``w``,
+        ``θ``, ``ρ``, ``ξ`` in the order of the ids.
+        """
+        self._sync(base_ids, triplet_ids, gains)
+        status = self._run()
+        if status != highspy.HighsModelStatus.kOptimal:
+            # Cold restart with the interior-point method, then accept a feasible point.
+            first_failure = self.highs.modelStatusToString(status)
+            self.highs.setOptionValue("solver", "ipm")
+            self.highs.clearSolver()
+            status = self._run()
+            self.highs.setOptionValue("solver", "choose")
+            info = self.highs.getInfo()
+            if status != highspy.HighsModelStatus.kOptimal:
+                if (info.primal_solution_status != highspy.kSolutionStatusFeasible
+                        or info.dual_solution_status == highspy.kSolutionStatusNone):
+                    raise RuntimeError(
+                        "The restricted master LP failed with the simplex and interior-"
+                        f"point methods: {self.highs.modelStatusToString(status)}")
+                _warn_inexact_lp(self.name, first_failure)
+        solution = self.highs.getSolution()
+        rows = np.searchsorted(base_ids, self.rows)
+        columns = np.searchsorted(triplet_ids, self.columns)
+        x = np.empty(len(triplet_ids) + 1)
+        x[columns] = np.asarray(solution.col_value)[1:]
+        x[-1] = solution.col_value[0]
+        row_duals = np.empty(len(base_ids))
+        row_duals[rows] = np.asarray(solution.row_dual)[1:]
+        column_duals = np.empty(len(triplet_ids))
+        column_duals[columns] = np.asarray(solution.col_dual)[1:]
+        pi, w, theta, xi = _primal_from_duals(x, row_duals, column_duals, self.C)
+        return pi, w, theta, float(solution.row_dual[0]), xi
+
+    def _run(self):
+        self.highs.run()
+        return self.highs.getModelStatus()
+
+    def _sync(self, base_ids, triplet_ids, gains):
+        gone = np.flatnonzero(~np.isin(self.rows, base_ids))
+        if len(gone):
+            self.highs.deleteRows(len(gone), (gone + 1).astype(np.int32))
+            self.rows = np.delete(self.rows, gone)
+        gone = np.flatnonzero(~np.isin(self.columns, triplet_ids))
+        if len(gone):
+            self.highs.deleteCols(len(gone), (gone + 1).astype(np.int32))
+            self.columns = np.delete(self.columns, gone)
+        new = np.flatnonzero(~np.isin(triplet_ids, self.columns))
+        if len(new):
+            # Column-wise: 1 in row 0, then the gains on the bases already there.
+            block = gains[np.searchsorted(base_ids, self.rows)][:, new]
+            values = np.vstack([np.ones(len(new)), block]).T.ravel()
+            n_entries = len(self.rows) + 1
+            self.highs.addCols(
+                len(new), np.zeros(len(new)), np.zeros(len(new)), np.full(len(new), self.C),
+                values.size, (n_entries * np.arange(len(new))).astype(np.int32),
+                np.tile(np.arange(n_entries, dtype=np.int32), len(new)), values)
+            self.columns = np.concatenate([self.columns, triplet_ids[new]])
+        new = np.flatnonzero(~np.isin(base_ids, self.rows))
+        if len(new):
+            # Row-wise: −1 on π, then the gains on the columns in their model order.
+            block = gains[new][:, np.searchsorted(triplet_ids, self.columns)]
+            values = np.hstack([-np.ones((len(new), 1)), block]).ravel()
+            n_entries = len(self.columns) + 1
+            self.highs.addRows(
+                len(new), np.full(len(new), -highspy.kHighsInf), np.zeros(len(new)),
+                values.size, (n_entries * np.arange(len(new))).astype(np.int32),
+                np.tile(np.arange(n_entries, dtype=np.int32), len(new)), values)
+            self.rows = np.concatenate([self.rows, base_ids[new]])
+
+
+def _warn_inexact_lp(name, failure):
+    warnings.warn(
+        f"{name}: HiGHS did not prove the restricted master LP optimal ({failure}); "
+        "continuing from the feasible point it returned.",
+        ConvergenceWarning,
+    )
+
+
+def _extreme_points(differences, w, rank, n_bases, rng):
+    """The base learner (B1) at weights ``w``: the best extreme points and the upper bound.
+
+    The extreme points of ``{X : 0 ⪯ X ⪯ I / rank, tr X = 1}`` are ``U Uᵀ / rank`` with
+    ``U`` of ``rank`` orthonormal columns (Overton & Womersley 1992; rank one: seed 004
+    Thm 3.4), and ``⟨H, U Uᵀ⟩ / rank`` is largest for the top ``rank`` eigenvectors of
+    ``H``, the mean of whose eigenvalues bounds the SDP optimum from above. The
+    ``n_bases`` bases are the windows of ``rank`` consecutive top eigenvectors.
+
+    Returns the bound, the bases (n_bases, rank, n_features) and their gains
+    (n_bases, n_triplets).
+    """
+    values, vectors = _top_eigenpairs(differences, w, rank + n_bases - 1, rng)
+    n_bases = min(n_bases, len(values) - rank + 1)
+    window_sums = np.cumsum(np.vstack([np.zeros(len(w)), _base_gains(differences, vectors)]),
+                            axis=0)
+    gains = (window_sums[rank:rank + n_bases] - window_sums[:n_bases]) / rank
+    bases = np.stack([vectors[:, b:b + rank].T for b in range(n_bases)])
+    return values[:rank].mean(), bases, gains
+
+
+def _price(differences, w, pi, center, best, *, rank, smoothing, bases_per_iter, margin,
+           rng):
     """New bases whose dual constraint cuts off ``w`` by more than ``margin`` (B1).
 
     With ``smoothing > 0`` the eigenvectors are first taken at the smoothed weights
     ``smoothing · center + (1 − smoothing) · w`` (Wentges' dual smoothing against the
     tailing-off of column generation), and at ``w`` itself when none of them cuts.
-    Every priced point gives the upper bound ``λmax(H)`` on the SDP optimum; the
-    best one becomes the stability ``center``.
+    Every priced point gives an upper bound on the SDP optimum; the best one becomes
+    the stability ``center``.
     """
     points = [w] if smoothing == 0 else [smoothing * center + (1.0 - smoothing) * w, w]
     for point in points:
-        values, vectors = _top_eigenpairs(differences, point, bases_per_iter, rng)
-        if values[0] < best:
-            best, center = values[0], point
-        gains = _base_gains(differences, vectors)
+        bound, bases, gains = _extreme_points(differences, point, rank, bases_per_iter, rng)
+        if bound < best:
+            best, center = bound, point
         cuts = gains @ w > pi + margin
         if cuts.any():
-            return vectors[:, cuts], gains[cuts], center, best
+            return bases[cuts], gains[cuts], center, best
     return None, None, center, best
 
 
-def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_iter, verbose,
-                       rng, name):
+def _matrix_generation(differences, C, *, rank, smoothing, bases_per_iter, tol, max_iter,
+                       verbose, rng, name):
     """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + ε′.
+
+    One round (iteration) solves the restricted master LP, stops if the gap to the
+    best upper bound is closed, and otherwise prices new bases and adds them.
 
     Returns the bases with positive weight (rows), θ, the last w, ρ, ξ, and per
     iteration the restricted dual optimum π and the best upper bound λmax(H), all in
     the rescaled units.
     """
     n_triplets = len(differences) // 2
-    master = _RestrictedMaster(n_triplets, C)
+    master = _RestrictedMaster(n_triplets, C, name)
     center = np.full(n_triplets, 1.0 / n_triplets)
-    values, vectors = _top_eigenpairs(differences, center, bases_per_iter, rng)
-    best = values[0]
-    master.add(vectors, _base_gains(differences, vectors))
+    best, bases, gains = _extreme_points(differences, center, rank, bases_per_iter, rng)
+    master.add(bases, gains)
     # (iteration, its LP solution), stored as one tuple so an interrupt cannot split them.
     solved, duals, upper_bounds = None, [], []
     if verbose:
@@ -482,23 +694,26 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
             start = time.perf_counter()
             solved = iteration, master.solve()
             pi, w = solved[1][:2]
-            vectors = None
-            threshold = tol * max(abs(pi), abs(best))
+            bases = None
+            if iteration == 1:
+                first_gap = best - pi
+            threshold = tol * max(abs(pi), abs(best), first_gap)
             if best - pi > threshold:
-                vectors, gains, center, best = _price(
-                    differences, w, pi, center, best, smoothing=smoothing,
+                bases, gains, center, best = _price(
+                    differences, w, pi, center, best, rank=rank, smoothing=smoothing,
                     bases_per_iter=bases_per_iter, margin=threshold, rng=rng)
             duals.append(pi)
             upper_bounds.append(best)
             if verbose:
+                relative_gap = _relative(best - pi, pi, best, first_gap)
                 print(f"{iteration:>6d} {len(master.gains):>6d} {len(master.working):>9d} "
-                      f"{pi:>13.6e} {best:>13.6e} {_relative(best - pi, pi, best):>10.3e} "
+                      f"{pi:>13.6e} {best:>13.6e} {relative_gap:>10.3e} "
                       f"{time.perf_counter() - start:>9.3f}")
-            if vectors is None:
+            if bases is None:
                 converged = True
                 break
             master.prune()
-            master.add(vectors, gains)
+            master.add(bases, gains)
     except KeyboardInterrupt:
         if solved is None:
             raise
@@ -516,22 +731,24 @@ def _matrix_generation(differences, C, *, smoothing, bases_per_iter, tol, max_it
     if not converged:
         warnings.warn(
             f"{name} did not converge in max_iter={max_iter} iterations (gap λmax(H) − π "
-            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol · max(|π|, |λmax|) with "
+            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol · max(|π|, |λmax|, first gap) with "
             f"tol={tol}). Increase max_iter or tol.",
             ConvergenceWarning,
         )
     return solved[1], np.array(duals), np.array(upper_bounds)
 
 
-def _relative(gap, pi, best):
-    scale = max(abs(pi), abs(best))
+def _relative(gap, pi, best, first_gap):
+    scale = max(abs(pi), abs(best), first_gap)
     return gap / scale if scale > 0 else 0.0
 
 
 def _orthogonal_factor(bases, theta):
-    """``L`` with orthogonal rows and ``LᵀL = Σ θ_m u_m u_mᵀ``; zero directions dropped."""
-    weighted = np.sqrt(theta)[:, None] * bases
-    _, singular_values, Vt = linalg.svd(weighted, full_matrices=False)
+    """``L`` with orthogonal rows and ``LᵀL = Σ θ_m U_m U_mᵀ / rank``; zero directions dropped."""
+    n_bases, rank, n_features = bases.shape
+    weighted = (np.sqrt(theta / rank)[:, None, None] * bases).reshape(-1, n_features)
+    # gesvd: the default gesdd fails to converge on some of these stacks of bases.
+    _, singular_values, Vt = linalg.svd(weighted, full_matrices=False, lapack_driver="gesvd")
     rank_tol = max(weighted.shape) * np.finfo(float).eps * singular_values[0]
     keep = singular_values > rank_tol
     return singular_values[keep, None] * Vt[keep]

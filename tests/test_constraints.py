@@ -83,19 +83,26 @@ def test_distance_targets_from_labels_use_the_bounds():
 
 
 @pytest.mark.parametrize("n_neighbors", [1, 2])
-def test_triplets_match_brute_force_nearest_neighbours(n_neighbors):
+def test_triplets_are_the_brute_force_targets_and_impostors(n_neighbors):
     rng = np.random.RandomState(4)
     X = rng.randn(40, 3)
     y = rng.randint(0, 3, size=40)
     triplets = triplets_from_labels(X, y, n_neighbors=n_neighbors).triplets
     distances = cdist(X, X)
     expected = []
+    n_violators = 0
     for i in range(len(X)):
         same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
         other = np.flatnonzero(y != y[i])
-        nearest_same = same[np.argsort(distances[i, same])[:n_neighbors]]
-        nearest_other = other[np.argsort(distances[i, other])[:n_neighbors]]
-        expected += [(i, j, k) for j in nearest_same for k in nearest_other]
+        targets = same[np.argsort(distances[i, same])[:n_neighbors]]
+        nearest_other = other[np.argsort(distances[i, other])]
+        radius = distances[i, targets].max()
+        searched = nearest_other[: 3 * n_neighbors]
+        violators = searched[distances[i, searched] <= radius]
+        impostors = set(nearest_other[:n_neighbors]) | set(violators)
+        n_violators += len(impostors) - n_neighbors
+        expected += [(i, j, k) for j in targets for k in impostors]
+    assert n_violators > 0, "the data should have impostors beyond the nearest"
     assert sorted(map(tuple, triplets.tolist())) == sorted(expected)
 
 
