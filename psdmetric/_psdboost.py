@@ -23,7 +23,6 @@ kept small without changing its optimum: it carries only the triplets that can t
 weight, and drops bases and triplets that stayed at zero.
 """
 
-import time
 import warnings
 from numbers import Integral, Real
 
@@ -38,6 +37,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin
 from ._constraints import triplets_from_labels
+from ._solvers import Round, iterate
 
 try:
     import highspy
@@ -297,11 +297,16 @@ class PSDBoost(MahalanobisMixin):
             X, constraints.triplets, relative=self.margin == "relative")
         rank = min(_default_min_rank(X.shape[1]) if self.min_rank is None else self.min_rank,
                    X.shape[1])
-        solution, duals, upper_bounds = _matrix_generation(
+        generation = _ColumnGeneration(
             differences, C, rank=rank, smoothing=self.smoothing,
-            bases_per_iter=self.bases_per_iter, tol=self.tol, max_iter=self.max_iter,
-            verbose=self.verbose, rng=rng, name=type(self).__name__,
+            bases_per_iter=self.bases_per_iter, tol=self.tol, rng=rng, name=type(self).__name__,
         )
+        self.n_iter_ = iterate(
+            generation.one_round, generation, max_iter=self.max_iter, verbose=self.verbose,
+            name=type(self).__name__, unit="iteration", columns=generation.columns,
+        )
+        solution = generation.solved[1]
+        duals, upper_bounds = np.array(generation.duals), np.array(generation.upper_bounds)
         _, w, bases, theta, rho, xi = solution
         self.components_ = _orthogonal_factor(bases, theta)
         self.bases_ = bases
@@ -314,7 +319,6 @@ class PSDBoost(MahalanobisMixin):
         self.max_eigenvalue_ = upper_bounds * unit
         self.constraints_ = constraints
         self.C_ = C
-        self.n_iter_ = len(duals)
         return self
 
     def _constraints_from_labels(self, X, y, random_state):
@@ -665,77 +669,64 @@ def _price(differences, w, pi, center, best, *, rank, smoothing, bases_per_iter,
     return None, None, center, best
 
 
-def _matrix_generation(differences, C, *, rank, smoothing, bases_per_iter, tol, max_iter,
-                       verbose, rng, name):
-    """Algorithm 1 of seed 004, stabilised: add bases until λmax(H) ≤ π + ε′.
+class _ColumnGeneration:
+    """Algorithm 1 of Shen, Welsh & Wang (2008), stabilised, as rounds for the driver.
 
     One round (iteration) solves the restricted master LP, stops if the gap to the
-    best upper bound is closed, and otherwise prices new bases and adds them.
-
-    Returns the bases with positive weight (rows), θ, the last w, ρ, ξ, and per
-    iteration the restricted dual optimum π and the best upper bound λmax(H), all in
-    the rescaled units.
+    best upper bound λmax(H) is closed (λmax(H) ≤ π + ε′), and otherwise prices new
+    bases and adds them. The object is also the round's checkpoint: every LP solution
+    is kept with its iteration as one tuple, so Ctrl-C keeps the last LP solved, and
+    a pricing the interrupt cut short leaves the best bound so far, still valid.
     """
-    n_triplets = len(differences) // 2
-    master = _RestrictedMaster(n_triplets, C, name)
-    center = np.full(n_triplets, 1.0 / n_triplets)
-    best, bases, gains = _extreme_points(differences, center, rank, bases_per_iter, rng)
-    master.add(bases, gains)
-    # (iteration, its LP solution), stored as one tuple so an interrupt cannot split them.
-    solved, duals, upper_bounds = None, [], []
-    if verbose:
-        print(f"[{name}]")
-        print(f"{'iter':>6} {'bases':>6} {'triplets':>9} {'dual obj. π':>13} "
-              f"{'λmax(H)':>13} {'rel. gap':>10} {'time (s)':>9}")
-        print("-" * 72)
-    converged = False
-    try:
-        for iteration in range(1, max_iter + 1):
-            start = time.perf_counter()
-            solved = iteration, master.solve()
-            pi, w = solved[1][:2]
-            bases = None
-            if iteration == 1:
-                first_gap = best - pi
-            threshold = tol * max(abs(pi), abs(best), first_gap)
-            if best - pi > threshold:
-                bases, gains, center, best = _price(
-                    differences, w, pi, center, best, rank=rank, smoothing=smoothing,
-                    bases_per_iter=bases_per_iter, margin=threshold, rng=rng)
-            duals.append(pi)
-            upper_bounds.append(best)
-            if verbose:
-                relative_gap = _relative(best - pi, pi, best, first_gap)
-                print(f"{iteration:>6d} {len(master.gains):>6d} {len(master.working):>9d} "
-                      f"{pi:>13.6e} {best:>13.6e} {relative_gap:>10.3e} "
-                      f"{time.perf_counter() - start:>9.3f}")
-            if bases is None:
-                converged = True
-                break
-            master.prune()
-            master.add(bases, gains)
-    except KeyboardInterrupt:
-        if solved is None:
-            raise
-        # Keep the last solved LP. If the interrupt fell in its pricing, its bounds are
-        # not recorded yet: π is its optimum, and the best λmax(H) so far still bounds.
-        n_iter, solution = solved
-        duals += [solution[0]] * (n_iter - len(duals))
-        upper_bounds += [best] * (n_iter - len(upper_bounds))
-        warnings.warn(
-            f"{name}: training interrupted by the user after {n_iter} iterations; "
-            "keeping the metric of the last restricted LP solved.",
-            ConvergenceWarning,
-        )
-        return solution, np.array(duals), np.array(upper_bounds)
-    if not converged:
-        warnings.warn(
-            f"{name} did not converge in max_iter={max_iter} iterations (gap λmax(H) − π "
-            f"= {upper_bounds[-1] - duals[-1]:.3e} > tol · max(|π|, |λmax|, first gap) with "
-            f"tol={tol}). Increase max_iter or tol.",
-            ConvergenceWarning,
-        )
-    return solved[1], np.array(duals), np.array(upper_bounds)
+
+    columns = (("bases", ">14d"), ("triplets", ">14d"), ("dual obj. π", ">14.6e"),
+               ("λmax(H)", ">14.6e"), ("rel. gap", ">14.3e"))
+
+    def __init__(self, differences, C, *, rank, smoothing, bases_per_iter, tol, rng, name):
+        n_triplets = len(differences) // 2
+        self.differences, self.rng = differences, rng
+        self.pricing = dict(rank=rank, smoothing=smoothing, bases_per_iter=bases_per_iter)
+        self.tol = tol
+        self.master = _RestrictedMaster(n_triplets, C, name)
+        self.center = np.full(n_triplets, 1.0 / n_triplets)
+        self.best, bases, gains = _extreme_points(differences, self.center, rank,
+                                                  bases_per_iter, rng)
+        self.master.add(bases, gains)
+        self.solved, self.duals, self.upper_bounds = None, [], []
+
+    def one_round(self):
+        iteration = len(self.duals) + 1
+        self.solved = iteration, self.master.solve()
+        pi, w = self.solved[1][:2]
+        if iteration == 1:
+            self.first_gap = self.best - pi
+        threshold = self.tol * max(abs(pi), abs(self.best), self.first_gap)
+        bases = None
+        if self.best - pi > threshold:
+            bases, gains, self.center, self.best = _price(
+                self.differences, w, pi, self.center, self.best, margin=threshold,
+                rng=self.rng, **self.pricing)
+        self.duals.append(pi)
+        self.upper_bounds.append(self.best)
+        row = (len(self.master.gains), len(self.master.working), pi, self.best,
+               _relative(self.best - pi, pi, self.best, self.first_gap))
+        if bases is None:
+            return Round(row, converged=True)
+        self.master.prune()
+        self.master.add(bases, gains)
+        return Round(row)
+
+    def save(self, n_iter):
+        """Nothing to copy: each solved LP is kept whole as it comes."""
+
+    def restore(self):
+        """Keep the last LP solved; return its iteration (propagate if there is none)."""
+        if self.solved is None:
+            raise KeyboardInterrupt
+        n_iter, solution = self.solved
+        self.duals += [solution[0]] * (n_iter - len(self.duals))
+        self.upper_bounds += [self.best] * (n_iter - len(self.upper_bounds))
+        return n_iter
 
 
 def _relative(gap, pi, best, first_gap):
