@@ -1,4 +1,4 @@
-"""Online regression with Burg-entropy (LogDet) regularisation (seed 001).
+"""Online regression with Burg-entropy (LogDet) regularisation (Jain et al., 2007).
 
 ``BurgRegressor`` is the vector algorithm (Alg. 1): online linear regression with
 positive weights, each step minimising the Burg divergence to the current weights
@@ -27,7 +27,7 @@ class OnlineLogDet(OnlineMixin):
     """Online LogDet metric learning: the matrix Burg gradient algorithm.
 
     Learns ``M = κ W`` with ``0 ≺ W ≺ I`` from pairs with target squared distances,
-    one pair at a time (seed 001, Alg. 2): predict ``ŷ = tr(W X)`` for the rank-one
+    one pair at a time (Jain et al., 2007, Alg. 2): predict ``ŷ = tr(W X)`` for the rank-one
     instance ``X = ẑẑᵀ``, then ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)X``, a Sherman–Morrison step
     done on Cholesky factors in O(d²). The learning rate stays put when ``ŷ > y`` and
     otherwise drops to at most half of ``1 / (2(y − ŷ) tr((W⁻¹ − I)⁻¹X))`` (the
@@ -246,7 +246,7 @@ def _target_ratios(X, constraints):
 class BurgRegressor(RegressorMixin, BaseEstimator):
     """Online non-negative linear regression with Burg-entropy regularisation.
 
-    The Burg gradient algorithm (seed 001, Alg. 1): predict ``ŷ = w · x``, then
+    The Burg gradient algorithm (Jain et al., 2007, Alg. 1): predict ``ŷ = w · x``, then
     ``1/wᵢ ← 1/wᵢ + 2η(ŷ − y)xᵢ``, the minimiser of the Burg (Itakura–Saito) divergence
     to the current weights plus ``η`` times the squared loss, linearised. The weights
     stay positive through an adaptive learning rate: it never grows, and shrinks to

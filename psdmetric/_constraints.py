@@ -156,7 +156,7 @@ class TripletConstraints:
     Parameters
     ----------
     triplets : array-like of shape (n_triplets, 3)
-        Row indices into ``X``: anchor, its similar sample, its dissimilar sample.
+        Row indices into ``X``: a sample, one similar to it, one dissimilar to it.
 
     Attributes
     ----------
@@ -338,9 +338,9 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
             raise ValueError("Neighbour pairs need at least two classes in y.")
         X = np.asarray(X, dtype=np.float64)
         same, other = _nearest_neighbours(X, codes, n_classes, int(n_neighbors))
-        anchors = np.repeat(np.arange(len(codes)), same.shape[1])
-        similar = _unique_pairs(anchors, same.ravel(), len(codes))
-        dissimilar = _unique_pairs(anchors, other.ravel(), len(codes))
+        origins = np.repeat(np.arange(len(codes)), same.shape[1])
+        similar = _unique_pairs(origins, same.ravel(), len(codes))
+        dissimilar = _unique_pairs(origins, other.ravel(), len(codes))
         pairs = np.concatenate([np.column_stack(similar), np.column_stack(dissimilar)])
         labels = np.concatenate([np.ones(len(similar[0])), -np.ones(len(dissimilar[0]))])
         return PairConstraints(pairs, labels)
@@ -566,10 +566,10 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     candidates, distances = _nearest_other_class(X, codes, n_classes, 3 * k)
     is_impostor = np.arange(candidates.shape[1]) < k
     is_impostor = is_impostor | (distances <= radius[:, None])
-    anchors, columns = np.nonzero(is_impostor)
+    origins, columns = np.nonzero(is_impostor)
     triplets = np.column_stack([
-        np.repeat(anchors, k), targets[anchors].ravel(),
-        np.repeat(candidates[anchors, columns], k),
+        np.repeat(origins, k), targets[origins].ravel(),
+        np.repeat(candidates[origins, columns], k),
     ])
     if max_triplets is not None and max_triplets < len(triplets):
         rng = check_random_state(random_state)

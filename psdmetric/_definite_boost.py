@@ -23,7 +23,7 @@ from ._von_neumann import components_from_eigen
 
 
 class DefiniteBoost(PairBregmanMixin):
-    """DefiniteBoost: trace-one von Neumann metric learning (seed 000 §4).
+    """DefiniteBoost: trace-one von Neumann metric learning (Tsuda et al., 2005, §4).
 
     Learns a trace-one ``W ⪰ 0`` minimising ``D_vN(W, W₁)`` (``W₁ = M₀ / tr M₀``)
     subject to ``tr(W C_j) ≤ 0`` with ``C_j = z zᵀ − u I`` for a similar pair
@@ -32,7 +32,7 @@ class DefiniteBoost(PairBregmanMixin):
     step takes the most violated constraint and the closed-form step of eq. 13, which
     minimises an upper bound of the dual objective (eq. 9), so that objective falls at
     every step (Thm. 4.1). With ``projection="exact"`` the constraints are visited in
-    cycles and projected on exactly (seed 002 §6.3), with dual corrections.
+    cycles and projected on exactly (Kulis et al., 2009, §6.3), with dual corrections.
 
     Read more in the :ref:`User Guide <definiteboost>`.
 
@@ -60,14 +60,14 @@ class DefiniteBoost(PairBregmanMixin):
         pairs.
 
     projection : {"approximate", "exact"}, default="approximate"
-        ``"approximate"``: greedy steps of seed 000 §4.2. ``"exact"``: cyclic exact
-        von Neumann projections with dual corrections (seed 002 §6.3).
+        ``"approximate"``: greedy steps of Tsuda et al., 2005, §4.2. ``"exact"``: cyclic exact
+        von Neumann projections with dual corrections (Kulis et al., 2009, §6.3).
 
     dual_correction : bool, default=False
         For ``projection="approximate"``: also step on satisfied constraints whose dual
-        is positive, never taking a dual below 0 (seed 002 §3.4). Without it the steps
+        is positive, never taking a dual below 0 (Kulis et al., 2009, §3.4). Without it the steps
         stop at the first point that satisfies every constraint, which need not be the
-        optimum (seed 002 App. B). Exact projections always correct.
+        optimum (Kulis et al., 2009, App. B). Exact projections always correct.
 
     tol : float, default=1e-3
         ``"approximate"``: stop when every violated constraint (with corrections: every
@@ -107,7 +107,7 @@ class DefiniteBoost(PairBregmanMixin):
         out (see Notes).
 
     dual_objective_ : float
-        ``log tr exp(log W₁ − Σ_j γ_j C_j)`` at the solution (seed 000 eq. 9).
+        ``log tr exp(log W₁ − Σ_j γ_j C_j)`` at the solution (Tsuda et al., 2005, eq. 9).
 
     n_projections_ : int
         Number of projections (steps) taken.
@@ -138,7 +138,7 @@ class DefiniteBoost(PairBregmanMixin):
     labels with the default 5th/95th-percentile bounds usually ask too much of a
     trace-one metric; pass looser ``bounds`` (e.g. chosen with ``GridSearchCV``).
 
-    Kernel learning from index pairs (seed 000 §5): fit on ``X = np.eye(n) / np.sqrt(2)``
+    Kernel learning from index pairs (Tsuda et al., 2005, §5): fit on ``X = np.eye(n) / np.sqrt(2)``
     (so that ``z zᵀ`` is the seed's ``X_j`` with ½ on the diagonal entries of a and b and
     −½ off-diagonal) with ``PairConstraints`` and ``bounds=(γ, l)``; the learned kernel
     is ``get_mahalanobis_matrix()``.
@@ -302,7 +302,7 @@ class _TraceOneProblem:
                 "or remove constraints.")
 
     def dual_objective(self, Q, dual):
-        """``log tr exp(log W₁ − Σ_j γ_j C_j)`` (seed 000 eq. 9) from the learned Q.
+        """``log tr exp(log W₁ − Σ_j γ_j C_j)`` (Tsuda et al., 2005, eq. 9) from the learned Q.
 
         Q is kept up to an additive constant c; the trace of the logarithm fixes it:
         ``Σ (Q + c) = Σ log s₁ − Σ_j γ_j δ_j ‖z_j‖²``.

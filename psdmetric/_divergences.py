@@ -1,4 +1,4 @@
-"""Bregman matrix divergences of seed 002 (§3, §4), full rank and low rank.
+"""Bregman matrix divergences of Kulis et al., 2009 (§3, §4), full rank and low rank.
 
 Used to state what the learners optimise and to check them: the LogDet learner
 minimises :func:`logdet_divergence` to its prior, the von Neumann learner
@@ -20,7 +20,7 @@ def _range_basis(Y, tol):
 def logdet_divergence(X, Y, *, tol=1e-12):
     """LogDet divergence ``tr(X Y⁻¹) − log det(X Y⁻¹) − r`` restricted to range(Y).
 
-    For rank-deficient ``Y`` (seed 002 Def. 4) both matrices are restricted to an
+    For rank-deficient ``Y`` (Kulis et al., 2009, Def. 4) both matrices are restricted to an
     orthonormal basis W of range(Y); the divergence is finite only when
     range(X) = range(Y).
 
@@ -57,7 +57,7 @@ def logdet_divergence(X, Y, *, tol=1e-12):
 def von_neumann_divergence(X, Y, *, tol=1e-12):
     """Von Neumann divergence ``tr(X log X − X log Y − X + Y)`` restricted to range(Y).
 
-    Finite only when range(X) ⊆ range(Y) (seed 002 Def. 4).
+    Finite only when range(X) ⊆ range(Y) (Kulis et al., 2009, Def. 4).
 
     Parameters
     ----------

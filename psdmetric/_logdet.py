@@ -1,10 +1,10 @@
-"""LogDet (ITML) metric learning by cyclic Bregman projections (seed 002 §5.1, §6).
+"""LogDet (ITML) metric learning by cyclic Bregman projections (Kulis et al., 2009, §5.1, §6).
 
 The learned matrix minimises the LogDet divergence to a prior subject to pair
 constraints. It is kept factored in the range of the prior: with ``M₀ = L₀ᵀ L₀``
 (r rows), ``G₀ = X L₀ᵀ`` and ``M = L₀ᵀ B Bᵀ L₀``, each projection updates the r×r
 lower-triangular ``B`` by CHOLUPDATEMULT in O(r²), whatever the number of samples.
-The same estimator is the transductive kernel learner of seed 002 Alg. 2: fit it on a
+The same estimator is the transductive kernel learner of Kulis et al., 2009, Alg. 2: fit it on a
 kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
@@ -19,8 +19,8 @@ class LogDet(PairBregmanMixin):
 
     Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ D_ld(ξ, ξ₀)`` subject to
     ``d²_M(xᵢ, xⱼ) ≤ ξ`` for similar pairs and ``≥ ξ`` for dissimilar pairs (ITML;
-    seed 002 §5.1, slack §6.2.1). Projections are exact, with dual corrections, so the
-    fit converges to the optimum, not to a nearby point (seed 002 App. B).
+    Kulis et al., 2009, §5.1, slack §6.2.1). Projections are exact, with dual corrections, so the
+    fit converges to the optimum, not to a nearby point (Kulis et al., 2009, App. B).
 
     Read more in the :ref:`User Guide <logdet>`.
 

@@ -1,4 +1,4 @@
-"""Matrix Exponentiated Gradient: online metric learning with trace-one W (seed 000 §3).
+"""Matrix Exponentiated Gradient: online metric learning with trace-one W (Tsuda et al., 2005, §3).
 
 Each example is a pair with a target squared distance: the instance ``X_t = z zᵀ``
 (``z = x − x'``), the prediction ``ŷ_t = tr(W_t X_t)`` and the update
@@ -23,7 +23,7 @@ class MEG(OnlineMixin):
 
     Learns a trace-one ``W ≻ 0`` from pairs with target squared distances, one pair
     at a time: predict ``ŷ = tr(W X)`` for ``X = z zᵀ``, then
-    ``log W ← log W − 2η(ŷ − y) X`` and renormalise the trace (seed 000 eq. 4). The
+    ``log W ← log W − 2η(ŷ − y) X`` and renormalise the trace (Tsuda et al., 2005, eq. 4). The
     update minimises the von Neumann divergence to the current W plus η times the
     (linearised) squared loss, so W stays symmetric positive definite with trace one.
 
@@ -92,14 +92,14 @@ class MEG(OnlineMixin):
 
     Notes
     -----
-    Start and targets. ``W₁ = I / n_features`` (seed 000 §5). Targets drawn from labels
+    Start and targets. ``W₁ = I / n_features`` (Tsuda et al., 2005, §5). Targets drawn from labels
     are on the scale of ``W₁``: same-class pairs get the 5th percentile of the squared
     Euclidean distances divided by ``n_features`` (the squared distance of such a pair
     under ``W₁``), different-class pairs the 95th percentile divided by ``n_features``.
     Explicit ``DistanceTargets`` are used as given, so they must be reachable by a
     trace-one metric (``y ≤ ‖x − x'‖²``).
 
-    Kernel learning from distance examples (seed 000 §5): fit on
+    Kernel learning from distance examples (Tsuda et al., 2005, §5): fit on
     ``X = np.eye(n) / np.sqrt(2)`` with ``DistanceTargets`` of object pairs; then
     ``X_t = z zᵀ`` has ½ on the diagonal entries of a and b and −½ off-diagonal, as in
     the seed, and ``get_mahalanobis_matrix()`` is the learned kernel. There

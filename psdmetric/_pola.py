@@ -1,11 +1,13 @@
-"""POLA: online learning of a pseudo-metric and a threshold by projections (seed 003).
+"""POLA: a pseudo-metric and a threshold learned online by projections.
+
+After Shalev-Shwartz, Singer & Ng (2004).
 
 Each round projects ``(A, b)`` onto the half-space where the current pair has zero
 hinge loss, then onto ``{A ⪰ 0, b ≥ 1}``. The second projection removes the single
 negative eigenvalue the first one can create; it is found from the secular equation
 of the rank-one change (a few Cholesky factorisations, no eigendecomposition of A).
 ``POLA`` learns A on the features; ``KernelPOLA`` learns it in a kernel's feature
-space, touching the data only through the kernel (seed 003 §3.3).
+space, touching the data only through the kernel (Shalev-Shwartz et al., 2004, §3.3).
 """
 
 from functools import partial
@@ -41,8 +43,8 @@ class POLA(PairClassifierMixin, OnlineMixin):
     """Pseudo-metric online learning: a PSD matrix and a threshold by projections.
 
     Learns ``A ⪰ 0`` and ``b ≥ 1`` such that similar pairs have ``d²_A(x, x') ≤ b − 1``
-    and dissimilar ones ``d²_A(x, x') ≥ b + 1`` (seed 003). On each pair with hinge
-    loss ``ℓ = max(0, y(d²_A − b) + 1) > 0`` it sets ``α = ℓ / (‖x − x'‖⁴ + 1 + γ)``,
+    and dissimilar ones ``d²_A(x, x') ≥ b + 1`` (Shalev-Shwartz et al., 2004). On each pair
+    with hinge loss ``ℓ = max(0, y(d²_A − b) + 1) > 0`` it sets ``α = ℓ / (‖x − x'‖⁴ + 1 + γ)``,
     ``A ← A − yα vvᵀ``, ``b ← b + yα`` (projection onto the zero-loss half-space,
     Fig. 1; γ > 0 is the inseparable variant, eq. 12), then projects onto
     ``A ⪰ 0, b ≥ 1``. A pair is predicted similar when ``d²_A(x, x') ≤ b``.
@@ -236,11 +238,12 @@ class KernelPOLA(POLA):
     """POLA in a kernel's feature space: the data enter only through a kernel function.
 
     The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis ``q_k``
-    of the span of the differences ``φ(x) − φ(x')`` met so far (seed 003 §3.3, eq. 5),
-    built by Gram–Schmidt in feature space: each ``q_k`` is a combination of stored
-    training points (``support_``). Every POLA round then acts on the small matrix M
-    exactly as :class:`POLA` acts on A, so with ``kernel="linear"`` both learn the same
-    distances. Pairs are processed in blocks with one kernel evaluation per block.
+    of the span of the differences ``φ(x) − φ(x')`` met so far
+    (Shalev-Shwartz et al., 2004, §3.3, eq. 5), built by Gram–Schmidt in feature space:
+    each ``q_k`` is a combination of stored training points (``support_``).
+    Every POLA round then acts on the small matrix M exactly as :class:`POLA` acts on
+    A, so with ``kernel="linear"`` both learn the same distances. Pairs are processed in
+    blocks with one kernel evaluation per block.
 
     Parameters
     ----------

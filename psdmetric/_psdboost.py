@@ -1,9 +1,9 @@
-"""PSDBoost: large-margin triplet metric learning by matrix generation (seed 004).
+"""PSDBoost: large-margin triplet metric learning by matrix generation (Shen et al., 2008).
 
 The SDP (3) of the seed, ``max ρ − C Σξ`` over trace-one PSD ``X`` with
 ``⟨A_r, X⟩ ≥ ρ − ξ_r`` for every triplet, is solved as a linear program over the
 extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ = 1``
-(seed 004 Thm 3.4). Column generation alternates two steps:
+(Shen et al., 2008, Thm 3.4). Column generation alternates two steps:
 
 - the restricted dual (D1) over the bases found so far, an LP in the triplet weights
   ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``;
@@ -16,7 +16,7 @@ at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
 ``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``
 (near an optimum of 0 the gap is measured against the first iteration's instead).
 
-Two standard remedies for the tailing-off of column generation (seed 004 §6) are on
+Two standard remedies for the tailing-off of column generation (Shen et al., 2008, §6) are on
 by default and can be switched off to recover the seed's Algorithm 1: pricing at
 smoothed weights (Wentges) and several eigenvectors per iteration. The LP itself is
 kept small without changing its optimum: it carries only the triplets that can take
@@ -373,7 +373,7 @@ def _top_eigenpairs(differences, w, n_pairs, rng):
     """The ``n_pairs`` largest eigenvalues (descending) and unit eigenvectors of ``H``.
 
     ``H = Σ w_r A_r = Eᵀ diag(e) E`` with ``E`` the m stacked difference vectors of
-    the triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of seed 004).
+    the triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of Shen et al., 2008).
     With fewer difference vectors than features, ``H`` lives in their span: with
     ``Eᵀ = QR`` its eigenpairs there are those of the m×m ``R diag(e) Rᵀ``, and 0 on
     the complement. Otherwise ``H`` is formed for LAPACK up to
@@ -631,7 +631,7 @@ def _extreme_points(differences, w, rank, n_bases, rng):
     """The base learner (B1) at weights ``w``: the best extreme points and the upper bound.
 
     The extreme points of ``{X : 0 ⪯ X ⪯ I / rank, tr X = 1}`` are ``U Uᵀ / rank`` with
-    ``U`` of ``rank`` orthonormal columns (Overton & Womersley 1992; rank one: seed 004
+    ``U`` of ``rank`` orthonormal columns (Overton & Womersley 1992; rank one: Shen et al., 2008
     Thm 3.4), and ``⟨H, U Uᵀ⟩ / rank`` is largest for the top ``rank`` eigenvectors of
     ``H``, the mean of whose eigenvalues bounds the SDP optimum from above. The
     ``n_bases`` bases are the windows of ``rank`` consecutive top eigenvectors.

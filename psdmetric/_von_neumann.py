@@ -1,4 +1,4 @@
-"""von Neumann metric learning: exact projections (seed 002 §5.2).
+"""von Neumann metric learning: exact projections (Kulis et al., 2009, §5.2).
 
 This learner and DefiniteBoost (:mod:`psdmetric._definite_boost`) keep the matrix in
 the range of the prior ``M₀ = U diag(s) Uᵀ`` as ``M = U W exp(Q) Wᵀ Uᵀ``, W orthogonal
@@ -9,7 +9,7 @@ negative entries of Q just underflows to 0. The work per projection is O(r²) pl
 ``W ← W U`` product, whatever the number of samples.
 
 ``VonNeumann`` solves ``min D_vN(M, M₀)`` under pair constraints with exact
-projections and dual corrections (seed 002 Alg. 3).
+projections and dual corrections (Kulis et al., 2009, Alg. 3).
 """
 
 import numpy as np
@@ -34,10 +34,10 @@ class VonNeumann(PairBregmanMixin):
 
     Learns ``M ⪰ 0`` minimising ``D_vN(M, M₀) + γ D_vN(ξ/ξ₀, 1)`` subject to
     ``d²_M(xᵢ, xⱼ) ≤ ξ`` for similar pairs and ``≥ ξ`` for dissimilar pairs, where
-    ``D_vN(X, Y) = tr(X log X − X log Y − X + Y)`` (seed 002 §5.2; slack §6.2.1). Each
+    ``D_vN(X, Y) = tr(X log X − X log Y − X + Y)`` (Kulis et al., 2009, §5.2; slack §6.2.1). Each
     projection is exact: its multiplier is the root of a monotone function, found by a
     safeguarded Newton iteration on O(r²) evaluations; dual corrections make the cycles
-    converge to the optimum (seed 002 App. B).
+    converge to the optimum (Kulis et al., 2009, App. B).
 
     Read more in the :ref:`User Guide <von_neumann>`.
 
@@ -117,18 +117,18 @@ class VonNeumann(PairBregmanMixin):
     See Also
     --------
     LogDet : The same problem with the LogDet divergence (closed-form projections).
-    DefiniteBoost : The trace-one von Neumann problem of seed 000.
+    DefiniteBoost : The trace-one von Neumann problem of Tsuda et al., 2005.
 
     Notes
     -----
-    Kernel mode (seed 002 Alg. 3): to learn a low-rank kernel ``K = V Λ Vᵀ`` from
+    Kernel mode (Kulis et al., 2009, Alg. 3): to learn a low-rank kernel ``K = V Λ Vᵀ`` from
     ``K₀ = V₀ Λ₀ V₀ᵀ`` (V₀ with orthonormal columns), fit on the rows of V₀ with
     ``prior=np.diag(Λ₀)`` and index-pair constraints; then
     ``V = V₀ @ eigenvectors_`` and ``Λ = diag(eigenvalues_)``. The rank of K never
     exceeds that of K₀ (zero entries of Λ₀ leave the range).
 
     The slack penalty is ``D_vN(ξ/ξ₀, 1) = Σ (ξ/ξ₀) log(ξ/ξ₀) − ξ/ξ₀ + 1``, the
-    relative form seed 002 §6.2.1 suggests: each projection updates
+    relative form Kulis et al., 2009, §6.2.1 suggests: each projection updates
     ``ξ ← ξ exp(−δ α ξ₀ / γ)``, so γ means the same whatever the scale of the data.
 
     References
@@ -181,7 +181,7 @@ class VonNeumann(PairBregmanMixin):
         dual = np.zeros(len(targets))
         Q = np.log(eigenvalues)
         W = np.eye(len(Q), order="F")
-        # Slack penalty γ D_vN(ξ/ξ₀, 1): relative, like LogDet's (seed 002 §6.2.1).
+        # Slack penalty γ D_vN(ξ/ξ₀, 1): relative, like LogDet's (Kulis et al., 2009, §6.2.1).
         slack = np.zeros(len(targets)) if np.isinf(self.gamma) else targets / self.gamma
 
         def sweep(order):

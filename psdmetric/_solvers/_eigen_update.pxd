@@ -20,7 +20,7 @@ cdef _check_sorted(const double[::1] Q)
 
 
 cdef inline void _normalize_top(double* Q, Py_ssize_t n, double* offset) noexcept nogil:
-    """Shift Q so that its largest entry is 0 (seed 000 eq. 7), adding the shift to offset."""
+    """Shift Q so that its largest entry is 0 (Tsuda et al., 2005, eq. 7), adding the shift to offset."""
     cdef Py_ssize_t i
     cdef double top = Q[n - 1]
     for i in range(n):

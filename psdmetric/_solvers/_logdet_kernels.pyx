@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # cython: cdivision=True, initializedcheck=False
-"""Compiled LogDet Bregman projections in factored form (seed 002, Alg. 1 and 2).
+"""Compiled LogDet Bregman projections in factored form (Kulis et al., 2009, Alg. 1 and 2).
 
 The learned matrix is kept as ``B Bᵀ`` in the r-dimensional range of the prior, with
 ``B`` lower triangular and stored column-major, so one projection costs ``r²`` flops
@@ -17,7 +17,7 @@ cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
                           double* P, double* s) noexcept nogil:
     """B <- B L with L Lᵀ = I + beta x xᵀ; B lower triangular, column-major.
 
-    Seed 002 Alg. 1 reordered column by column. Its recurrence ``a_{k+1} = a_k / t_k``
+    Kulis et al., 2009, Alg. 1 reordered column by column. Its recurrence ``a_{k+1} = a_k / t_k``
     is a chain of dependent divisions; with ``P_k = 1 + beta Σ_{i≤k} x_i²`` it reads
     ``a_{k+1} = beta / P_k`` and ``t_k = P_k / P_{k-1}``, so only a running sum is
     sequential. With ``s[i] = Σ_{k>j} B_old[i, k] x[k]`` carried down the columns, the

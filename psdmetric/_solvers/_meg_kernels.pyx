@@ -23,7 +23,7 @@ def meg_pass(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     """One pass of Matrix Exponentiated Gradient updates over the examples, in order.
 
     The trace-one matrix is ``W e^Q Wᵀ / tr e^Q`` (``Q`` ascending with maximum 0, as
-    in seed 000 eq. 7; ``W`` orthogonal, column-major; both updated in place). Example
+    in Tsuda et al., 2005, eq. 7; ``W`` orthogonal, column-major; both updated in place). Example
     ``c`` is ``X_c = z zᵀ`` with ``z = F[i] − F[j]`` and label ``targets[c]``; the
     prediction is ``ŷ = tr(W X_c)`` and the update adds ``−2 eta (ŷ − y) z zᵀ`` to the
     logarithm. ``losses[c]`` receives ``(ŷ − y)²`` before the update.

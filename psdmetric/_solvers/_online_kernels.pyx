@@ -1,6 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # cython: cdivision=True, initializedcheck=False
-"""Compiled per-update loops of the online learners: Burg (seed 001), POLA (seed 003).
+"""Compiled per-update loops of the online learners: Burg (Jain et al., 2007), POLA (Shalev-Shwartz et al., 2004).
 
 Every loop visits its examples in the given order and updates the learner's state in
 place, so a pass over one chunk continues exactly where the previous chunk stopped.
@@ -56,7 +56,7 @@ cdef inline double _unit_difference(const double* a, const double* b, double* z,
 
 def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
                      double eta, double[::1] predictions, double[::1] rates):
-    """One pass of the Burg gradient algorithm (seed 001, Alg. 1) over the rows of X.
+    """One pass of the Burg gradient algorithm (Jain et al., 2007, Alg. 1) over the rows of X.
 
     Predicts ``ŷ = w·x``, then ``1/w_i ← 1/w_i + 2η(ŷ − y)x_i`` for every i. The rate
     ``η`` is kept by an adaptive rule for inputs of any sign:
@@ -99,7 +99,7 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                      const double[::1] targets, double[::1, :] F, double[::1, :] G,
                      double eta, double scale, double[::1] predictions,
                      double[::1] relative_targets, double[::1] rates):
-    """One pass of the matrix Burg algorithm (seed 001, Alg. 2) over rank-one examples.
+    """One pass of the matrix Burg algorithm (Jain et al., 2007, Alg. 2) over rank-one examples.
 
     Pair ``t`` enters as the unit-trace instance ``ẑẑᵀ`` (``ẑ = z/‖z‖``,
     ``z = X[i] − X[j]``) with target ``y' = targets[t] / (scale ‖z‖²)``; the learned
@@ -292,7 +292,7 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
                          double squared_norm, double label, double gamma,
                          double* threshold, Py_ssize_t* projections, double* u,
                          double* work, double* factor) noexcept nogil:
-    """One POLA round (seed 003, Fig. 1; eq. 12 with γ > 0) on the lower triangle of A.
+    """One POLA round (Shalev-Shwartz et al., 2004, Fig. 1; eq. 12 with γ > 0) on the lower triangle of A.
 
     ``v`` holds the coordinates of ``x − x'`` and ``squared_norm`` its squared length,
     which sets the step α. They differ only in the kernel form, by a residual too small
@@ -400,7 +400,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                       double[::1, :] coefficients, double[::1, :] M, Py_ssize_t rank,
                       double threshold, double gamma, double tolerance,
                       double[::1] losses, Py_ssize_t[::1] new_stored):
-    """POLA in a kernel's feature space (seed 003 §3.3) over one block of pairs.
+    """POLA in a kernel's feature space (Shalev-Shwartz et al., 2004, §3.3) over one block of pairs.
 
     The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis
     ``q_k = Σ_j coefficients[j, k] φ(s_j)`` of the span of the differences seen so far,
