@@ -5,6 +5,7 @@ stopping rule), the set-up of the prior ``M₀`` and the per-pair bounds ξ₀; 
 learner supplies its divergence's projections.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -96,7 +97,8 @@ def prior_eigenpairs(X, prior, n_components):
         ``"identity"``: the Euclidean metric, restricted to the top ``n_components``
         principal directions of X when ``n_components`` is set. ``"covariance"``: the
         inverse covariance of X (pseudo-inverse if singular). An array: a symmetric
-        PSD matrix.
+        PSD matrix. A rank-deficient prior (e.g. the covariance of collinear
+        features) gives fewer output columns than asked for, with a warning.
     n_components : int or None
         Keep the ``n_components`` leading directions (largest variance of X for the
         identity prior, largest prior eigenvalues otherwise).
@@ -140,6 +142,14 @@ def prior_eigenpairs(X, prior, n_components):
         eigenvalues, eigenvectors = eigenvalues[keep], eigenvectors[:, keep]
     if len(eigenvalues) == 0:
         raise ValueError("The prior has no positive eigenvalue: it is the zero matrix.")
+    if len(eigenvalues) < (n_features if n_components is None else n_components):
+        warnings.warn(
+            f"The prior has rank {len(eigenvalues)} < {n_components or n_features} "
+            f"({'features' if n_components is None else 'n_components'}): the learned "
+            f"metric keeps the prior's range, so transform returns {len(eigenvalues)} "
+            f"columns. Pass n_components={len(eigenvalues)} to make this explicit.",
+            UserWarning,
+        )
     order = np.argsort(eigenvalues)[::-1][:n_components]
     return eigenvectors[:, order], eigenvalues[order]
 

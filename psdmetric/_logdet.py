@@ -34,7 +34,9 @@ class LogDet(PairBregmanMixin):
     prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features), \
             default="identity"
         Starting matrix ``M₀``: the Euclidean metric, the inverse covariance of X, or
-        a symmetric PSD matrix.
+        a symmetric PSD matrix. The metric keeps the prior's range: a rank-deficient
+        prior (the covariance of collinear features, say) gives fewer output columns
+        than features, with a warning unless ``n_components`` asks for that rank.
 
     gamma : float, default=1.0
         Weight γ > 0 of the slack divergence ``D_ld(ξ, ξ₀)``: small γ lets the bounds

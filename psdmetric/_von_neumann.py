@@ -52,7 +52,9 @@ class VonNeumann(PairBregmanMixin):
     prior : {"identity", "covariance"} or ndarray of shape (n_features, n_features), \
             default="identity"
         Starting matrix ``M₀``: the Euclidean metric, the inverse covariance of X, or
-        a symmetric PSD matrix.
+        a symmetric PSD matrix. The metric keeps the prior's range: a rank-deficient
+        prior (the covariance of collinear features, say) gives fewer output columns
+        than features, with a warning unless ``n_components`` asks for that rank.
 
     gamma : float, default=1.0
         Slack trade-off γ > 0; ``np.inf`` enforces the constraints exactly.

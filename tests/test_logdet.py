@@ -215,6 +215,18 @@ def test_covariance_prior_is_the_inverse_covariance():
     assert_allclose(s2, np.sort(s)[::-1][:2])
 
 
+def test_rank_deficient_prior_warns_unless_n_components_says_so():
+    X, y = load_iris(return_X_y=True)
+    X = np.column_stack([X, X[:, 0] + X[:, 1]])  # a collinear fifth feature
+    with pytest.warns(UserWarning, match="prior has rank 4 < 5 .features.*n_components=4"):
+        model = LogDet(prior="covariance", random_state=0).fit(X, y)
+    assert model.transform(X).shape == (150, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        explicit = LogDet(prior="covariance", n_components=4, random_state=0).fit(X, y)
+    assert_allclose(explicit.components_, model.components_)
+
+
 def test_pipeline_grid_search_and_knn_metric():
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(StandardScaler(), LogDet(random_state=0), KNeighborsClassifier(3))
