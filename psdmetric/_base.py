@@ -136,13 +136,14 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
             )
         return pairs
 
-    def _validate_fit(self, X, y, constraints, random_state, reset=True):
+    def _validate_fit(self, X, y, constraints, random_state, reset=True, chunk=False):
         """Validate ``fit`` input; return ``X`` and constraints of the learner's kind.
 
         Class labels ``y`` are turned into constraints here, through the generators
         of :mod:`psdmetric._constraints`, so every learner reads labels the same way.
         ``reset=False`` (later ``partial_fit`` calls) checks X against the features
-        seen first.
+        seen first. ``chunk=True`` (``partial_fit``) accepts labels of a single class,
+        which a chunk of a stream may hold; a whole training set may not.
         """
         expected = _CONSTRAINT_TYPES[self._constraint_kind]
         name = type(self).__name__
@@ -166,6 +167,12 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 )
             X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset)
             check_classification_targets(y)
+            if not chunk and len(np.unique(y)) < 2:
+                raise ValueError(
+                    f"{name} needs at least two classes in y to learn a metric from labels; "
+                    f"got the single class {y[0]!r}. Pass constraints= for other side "
+                    "information."
+                )
             pair_labels = set(np.unique(y).tolist()) == {-1, 1}
             if getattr(dtype, "kind", "f") in "iu" and X.shape[1] == 2 and pair_labels:
                 warnings.warn(

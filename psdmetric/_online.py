@@ -117,7 +117,7 @@ class OnlineMixin(MahalanobisMixin):
             if first_call:
                 self._rng = check_random_state(self.random_state)
             X, constraints = self._validate_fit(X, y, constraints, self._rng,
-                                                reset=first_call)
+                                                reset=first_call, chunk=True)
             if first_call:
                 self._initialize(X.shape[1])
                 self.n_iter_ = 0

@@ -106,17 +106,21 @@ def iterate(one_round, checkpoint, *, max_iter, verbose, name, unit, columns):
         completed = checkpoint.restore()
         warnings.warn(
             f"{name}: training interrupted by the user after {completed} complete "
-            f"{unit}s; keeping the state of the last complete {unit}.",
+            f"{_plural(unit)}; keeping the state of the last complete {unit}.",
             ConvergenceWarning,
         )
         return completed
     last = ", ".join(f"{title} {value:{spec}}" for (title, spec), value in zip(columns, result.row))
     warnings.warn(
-        f"{name} did not converge in max_iter={max_iter} {unit}s (last {unit}: {last}). "
+        f"{name} did not converge in max_iter={max_iter} {_plural(unit)} (last {unit}: {last}). "
         "Increase max_iter or loosen the stopping rule.",
         ConvergenceWarning,
     )
     return max_iter
+
+
+def _plural(unit):
+    return unit + ("es" if unit.endswith("s") else "s")
 
 
 class ArrayCheckpoint:
