@@ -11,6 +11,7 @@ from ._constraints import (
     squared_distance_bounds,
     triplets_from_labels,
 )
+from ._cv import LogDetCV, VonNeumannCV
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._logdet import LogDet
 from ._meg import MEG
@@ -26,6 +27,7 @@ __all__ = [
     "DistanceTargets",
     "KernelPOLA",
     "LogDet",
+    "LogDetCV",
     "MEG",
     "MahalanobisMixin",
     "OnlineLogDet",
@@ -34,6 +36,7 @@ __all__ = [
     "PairConstraints",
     "TripletConstraints",
     "VonNeumann",
+    "VonNeumannCV",
     "distance_targets_from_labels",
     "logdet_divergence",
     "pairs_from_labels",

@@ -24,7 +24,13 @@ def test_every_estimator_is_checked():
     assert "LogDet" in {estimator.__name__ for estimator in ESTIMATORS}
 
 
-@parametrize_with_checks([estimator() for estimator in ESTIMATORS])
+# The searches fit a learner per candidate and fold: a small grid keeps the checks quick.
+CHECK_PARAMS = {"LogDetCV": {"gammas": (0.1, 1.0), "cv": 3},
+                "VonNeumannCV": {"gammas": (0.1, 1.0), "cv": 3}}
+
+
+@parametrize_with_checks(
+    [estimator(**CHECK_PARAMS.get(estimator.__name__, {})) for estimator in ESTIMATORS])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
