@@ -113,7 +113,7 @@ class _PairLearnerCV(MahalanobisMixin):
 
     def __init__(
         self,
-        gammas=(0.01, 0.1, 1.0, 10.0),
+        gammas=(0.01, 0.1, 1.0),
         n_neighbors_grid=(None, 3),
         *,
         cv=None,
@@ -249,9 +249,11 @@ def _rank(mean):
 _SHARED_DOC = """
     Parameters
     ----------
-    gammas : array-like of float, default=(0.01, 0.1, 1.0, 10.0)
-        Slack weights γ to try (see the ``gamma`` of :class:`{learner}`); ``np.inf``
-        enforces the constraints exactly.
+    gammas : array-like of float, default=(0.01, 0.1, 1.0)
+        Slack weights γ to try (see the ``gamma`` of :class:`{learner}`), from the
+        learner's default down: larger γ holds the pairs drawn from labels, which
+        conflict, more tightly and costs more cycles. ``np.inf`` enforces the
+        constraints exactly.
 
     n_neighbors_grid : array-like of {{None, int}}, default=(None, 3)
         Pair schemes to try, as the learner's ``n_neighbors``: ``None`` draws
