@@ -15,7 +15,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import _fit_context, clone
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import check_cv
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import check_random_state
@@ -68,7 +68,10 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train, n_neighbors):
         return None
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries only contend.
-    with threadpool_limits(limits=1, user_api="openmp"):
+    # Ctrl-C stops the search: an inner fit must not keep a partial metric and go on.
+    with threadpool_limits(limits=1, user_api="openmp"), warnings.catch_warnings():
+        warnings.filterwarnings("error", ".*training interrupted by the user",
+                                ConvergenceWarning)
         rng = np.random.RandomState(seed)
         pairs = pairs_from_labels(y_train, None if n_neighbors else n_constraints, rng,
                                   X=X_train, n_neighbors=n_neighbors)
@@ -167,11 +170,14 @@ class _PairLearnerCV(MahalanobisMixin):
         learner = self._learner(
             n_components=self.n_components, prior=self.prior, tol=self.tol,
             max_iter=self.max_iter)
-        paths = Parallel(n_jobs=self.n_jobs)(
-            delayed(_score_path)(learner, X, y, train, test, gammas, n_neighbors,
-                                 self.n_constraints, self.knn_neighbors, seed)
-            for n_neighbors in schemes for train, test in folds
-        )
+        try:
+            paths = Parallel(n_jobs=self.n_jobs)(
+                delayed(_score_path)(learner, X, y, train, test, gammas, n_neighbors,
+                                     self.n_constraints, self.knn_neighbors, seed)
+                for n_neighbors in schemes for train, test in folds
+            )
+        except ConvergenceWarning as interrupted:
+            raise KeyboardInterrupt from interrupted
         self.cv_results_ = self._results(paths, gammas, schemes, len(folds))
         best = int(np.nanargmax(self.cv_results_["mean_test_score"]))
         self.best_params_ = self.cv_results_["params"][best]

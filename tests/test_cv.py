@@ -1,15 +1,18 @@
 """LogDetCV and VonNeumannCV: the search equals a brute-force cross-validation over the
 same grid and folds, and the refit equals the plain learner with the chosen setting."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.datasets import load_iris, load_wine
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+import psdmetric._logdet
 from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
 
 SEARCHES = [(LogDetCV, LogDet), (VonNeumannCV, VonNeumann)]
@@ -141,3 +144,49 @@ def test_random_state_none_draws_one_seed_for_all_folds_and_the_refit():
     seed = np.random.RandomState(3).randint(np.iinfo(np.int32).max)
     plain = LogDet(random_state=seed).fit(X, y)
     np.testing.assert_array_equal(search.components_, plain.components_)
+
+
+def _interrupt_second_sweep(monkeypatch):
+    real, calls = psdmetric._logdet.logdet_sweep, []
+
+    def interrupted(*args):
+        calls.append(None)
+        result = real(*args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(psdmetric._logdet, "logdet_sweep", interrupted)
+    return calls
+
+
+def test_ctrl_c_during_the_search_stops_it(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    calls = _interrupt_second_sweep(monkeypatch)
+    search = LogDetCV((0.1, 1.0), (None,), cv=3, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        search.fit(X, y)
+    assert len(calls) == 2
+    assert not hasattr(search, "components_")
+
+
+def test_ctrl_c_during_the_refit_keeps_its_last_complete_cycle(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV((0.1, 1.0), (None,), cv=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference = search.fit(X, y).components_
+        one_cycle = LogDet(**search.best_params_, max_iter=1, random_state=0).fit(X, y)
+    real_fit = LogDet.fit
+
+    def refit_interrupted(self, X, y=None, **kwargs):
+        if y is not None:  # the refit: the inner fits pass constraints
+            _interrupt_second_sweep(monkeypatch)
+        return real_fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(LogDet, "fit", refit_interrupted)
+    with pytest.warns(ConvergenceWarning, match="interrupted by the user"):
+        search.fit(X, y)
+    assert search.n_iter_ == 1
+    np.testing.assert_array_equal(search.components_, one_cycle.components_)
+    assert not np.array_equal(search.components_, reference)
