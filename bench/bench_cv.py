@@ -15,6 +15,7 @@ The anchors (metric-learn ``ITML_Supervised``, ``LMNN``, ``NCA`` and scikit-lear
     python bench/bench_cv.py                     # writes docs/benchmarks/cv.{json,md,png}
     python bench/bench_cv.py --datasets iris wine --out /tmp/cv
     python bench/bench_cv.py --cached-anchors    # no anchor fits: only cached folds
+    python bench/bench_cv.py --quick             # iris and wine, to a scratch directory
 """
 
 import hashlib
@@ -291,9 +292,10 @@ def add_arguments(parser):
 
 def main(argv=None):
     args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
+    datasets = ["iris", "wine"] if args.quick else args.datasets
     info = machine()
     records = {}
-    for name in args.datasets:
+    for name in datasets:
         X, y, folds = folds_of(name)
         records[name] = {"shape": [*X.shape, int(len(np.unique(y)))], "LogDetCV": [],
                          "Euclidean": []}
@@ -303,7 +305,7 @@ def main(argv=None):
             records[name]["Euclidean"].append(knn_error(X_train, y_train, X_test, y_test))
             print(f"{name} fold {fold}: LogDetCV {records[name]['LogDetCV'][-1]}", flush=True)
     # Anchors last: the suite benchmark may have cached them meanwhile.
-    for name in args.datasets:
+    for name in datasets:
         X, y, folds = folds_of(name)
         records[name]["anchors"] = {}
         for method in ANCHORS:
@@ -315,7 +317,7 @@ def main(argv=None):
                                         args.anchor_timeout, cached_only=not fit))
             records[name]["anchors"][method] = cell
         print(f"{name}: anchors done", flush=True)
-    rows = [summarise(name, records[name]) for name in args.datasets]
+    rows = [summarise(name, records[name]) for name in datasets]
     finish_machine(info)
     write(out, "cv", {"machine": info, "rows": rows, "records": records},
           page(rows, records, info), figure(rows))
