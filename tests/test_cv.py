@@ -190,3 +190,17 @@ def test_ctrl_c_during_the_refit_keeps_its_last_complete_cycle(monkeypatch):
     assert search.n_iter_ == 1
     np.testing.assert_array_equal(search.components_, one_cycle.components_)
     assert not np.array_equal(search.components_, reference)
+
+
+@pytest.mark.parametrize("params", [{"n_components": 2}, {"prior": "covariance"}])
+def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV((0.1, 1.0), (None, 3), cv=3, random_state=0, **params).fit(X, y)
+    folds = StratifiedKFold(3)
+    brute = [cross_val_score(make_pipeline(LogDet(gamma=g, n_neighbors=k, random_state=0,
+                                                  **params), KNeighborsClassifier(5)),
+                             X, y, cv=folds)
+             for k in (None, 3) for g in (0.1, 1.0)]
+    splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
+    np.testing.assert_array_equal(splits, brute)
+    assert search.components_.shape == (params.get("n_components", 4), 4)
