@@ -97,6 +97,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
 class _PairLearnerCV(MahalanobisMixin):
     """Shared fit of LogDetCV and VonNeumannCV; subclasses set ``_learner``."""
 
+    # Class labels only: scoring by k-NN accuracy needs them, not pairs.
+    _constraint_kind = "labels"
     _learner = None
 
     _parameter_constraints: dict = {
@@ -165,6 +167,11 @@ class _PairLearnerCV(MahalanobisMixin):
         gammas = _check_grid(self.gammas, "gammas", "gamma")
         schemes = _check_grid(self.n_neighbors_grid, "n_neighbors_grid", "scheme")
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
+        smallest = min(len(train) for train, _ in folds)
+        if self.knn_neighbors > smallest:
+            raise ValueError(
+                f"knn_neighbors={self.knn_neighbors} exceeds the {smallest} samples of the "
+                "smallest training fold; lower knn_neighbors or the number of folds (cv).")
         seed = self.random_state if isinstance(self.random_state, Integral) else (
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         learner = self._learner(

@@ -130,6 +130,12 @@ def test_bad_grids_raise_naming_the_argument(params, match):
         LogDetCV(**params).fit(X, y)
 
 
+def test_knn_neighbors_above_a_training_fold_is_rejected():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="knn_neighbors=101 exceeds the 100 samples"):
+        LogDetCV(cv=3, knn_neighbors=101).fit(X, y)
+
+
 def test_verbose_prints_the_candidate_table(capsys):
     X, y = load_iris(return_X_y=True)
     LogDetCV((0.1, 1.0), (None,), cv=3, verbose=1, random_state=0).fit(X, y)
