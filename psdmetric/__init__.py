@@ -11,6 +11,7 @@ from ._constraints import (
     squared_distance_bounds,
     triplets_from_labels,
 )
+from ._cv import LogDetCV, VonNeumannCV
 from ._definite_boost import DefiniteBoost
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._logdet import LogDet
@@ -28,6 +29,7 @@ __all__ = [
     "DistanceTargets",
     "KernelPOLA",
     "LogDet",
+    "LogDetCV",
     "MEG",
     "MahalanobisMixin",
     "OnlineLogDet",
@@ -38,6 +40,7 @@ __all__ = [
     "TripletConstraints",
     "TripletsClassifier",
     "VonNeumann",
+    "VonNeumannCV",
     "distance_targets_from_labels",
     "logdet_divergence",
     "pairs_from_labels",

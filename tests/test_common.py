@@ -28,13 +28,15 @@ def test_every_estimator_is_checked():
     assert "LogDet" in {estimator.__name__ for estimator in ESTIMATORS}
 
 
-# The meta-estimators wrap a (seeded) learner; the other estimators take their defaults.
-WRAPPED = {psdmetric.PairsClassifier: psdmetric.LogDet(random_state=0),
-           psdmetric.TripletsClassifier: psdmetric.PSDBoost(random_state=0)}
+# The searches fit a learner per candidate and fold: a small grid keeps the checks quick.
+CHECK_PARAMS = {psdmetric.LogDetCV: {"gammas": (0.1, 1.0), "cv": 3},
+                psdmetric.VonNeumannCV: {"gammas": (0.1, 1.0), "cv": 3}}
 
 
-@parametrize_with_checks([estimator(WRAPPED[estimator]) if estimator in WRAPPED else estimator()
-                          for estimator in ESTIMATORS])
+@parametrize_with_checks(
+    [estimator(**CHECK_PARAMS.get(estimator, {})) for estimator in ESTIMATORS]
+    + META_ESTIMATORS
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -1,0 +1,212 @@
+"""LogDetCV and VonNeumannCV: the search equals a brute-force cross-validation over the
+same grid and folds, and the refit equals the plain learner with the chosen setting."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import psdmetric._logdet
+from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
+
+SEARCHES = [(LogDetCV, LogDet), (VonNeumannCV, VonNeumann)]
+GAMMAS = (0.1, 1.0, 10.0)
+SCHEMES = (None, 3)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module", params=SEARCHES, ids=lambda pair: pair[0].__name__)
+def fitted(request, wine):
+    search_class, learner_class = request.param
+    X, y = wine
+    search = search_class(GAMMAS, SCHEMES, random_state=0).fit(X, y)
+    return search, learner_class
+
+
+def test_scores_equal_brute_force_cross_val_score(fitted, wine):
+    search, learner_class = fitted
+    X, y = wine
+    folds = StratifiedKFold(5)
+    brute = np.array([
+        cross_val_score(
+            make_pipeline(learner_class(gamma=gamma, n_neighbors=k, random_state=0),
+                          KNeighborsClassifier(5)),
+            X, y, cv=folds)
+        for k in SCHEMES for gamma in GAMMAS
+    ])
+    splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
+    np.testing.assert_array_equal(splits, brute)
+    best = int(np.argmax(brute.mean(axis=1)))
+    k, gamma = SCHEMES[best // len(GAMMAS)], GAMMAS[best % len(GAMMAS)]
+    assert search.best_params_ == {"gamma": gamma, "n_neighbors": k}
+    assert search.best_score_ == pytest.approx(brute.mean(axis=1)[best])
+
+
+def test_refit_equals_the_plain_learner_with_the_best_params(fitted, wine):
+    search, learner_class = fitted
+    X, y = wine
+    plain = learner_class(**search.best_params_, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(search.components_, plain.components_)
+    np.testing.assert_array_equal(search.dual_coef_, plain.dual_coef_)
+    np.testing.assert_array_equal(search.constraints_.pairs, plain.constraints_.pairs)
+    assert search.n_iter_ == plain.n_iter_
+    np.testing.assert_array_equal(search.transform(X), plain.transform(X))
+
+
+def test_cv_results_layout(fitted):
+    search, _ = fitted
+    results = search.cv_results_
+    n_candidates = len(GAMMAS) * len(SCHEMES)
+    assert results["params"] == [{"gamma": g, "n_neighbors": k}
+                                 for k in SCHEMES for g in GAMMAS]
+    np.testing.assert_array_equal(results["param_gamma"], np.tile(GAMMAS, len(SCHEMES)))
+    assert list(results["param_n_neighbors"]) == [k for k in SCHEMES for _ in GAMMAS]
+    splits = np.column_stack([results[f"split{i}_test_score"] for i in range(5)])
+    assert splits.shape == (n_candidates, 5)
+    np.testing.assert_allclose(results["mean_test_score"], splits.mean(axis=1))
+    np.testing.assert_allclose(results["std_test_score"], splits.std(axis=1))
+    ranks = results["rank_test_score"]
+    assert ranks[results["params"].index(search.best_params_)] == 1
+    assert np.all(np.diff(ranks[np.argsort(-results["mean_test_score"], kind="stable")]) >= 0)
+    assert np.all(results["mean_fit_time"] > 0)
+    np.testing.assert_array_equal(search.gammas_, GAMMAS)
+
+
+def test_unsorted_gamma_grid_is_searched_in_ascending_order():
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV([10.0, 0.1, 1.0, 0.1], [None], random_state=0).fit(X, y)
+    np.testing.assert_array_equal(search.gammas_, [0.1, 1.0, 10.0])
+    assert [p["gamma"] for p in search.cv_results_["params"]] == [0.1, 1.0, 10.0]
+
+
+def test_parallel_paths_equal_sequential():
+    X, y = load_iris(return_X_y=True)
+    kwargs = dict(gammas=(0.1, 1.0), n_neighbors_grid=(None, 2), cv=3, random_state=0)
+    sequential = LogDetCV(**kwargs).fit(X, y)
+    parallel = LogDetCV(**kwargs, n_jobs=2).fit(X, y)
+    for key in ("split0_test_score", "split1_test_score", "split2_test_score"):
+        np.testing.assert_array_equal(sequential.cv_results_[key], parallel.cv_results_[key])
+    np.testing.assert_array_equal(sequential.components_, parallel.components_)
+
+
+def test_scheme_impossible_on_a_fold_is_left_out_with_a_warning():
+    X, y = load_iris(return_X_y=True)
+    # Class 2 keeps 8 samples, 6 or 7 in each training fold: 7 neighbours are too many.
+    keep = np.r_[0:100, 100:108]
+    with pytest.warns(FitFailedWarning, match=r"n_neighbors=\[7\] left out"):
+        search = LogDetCV((0.1, 1.0), (None, 7), random_state=0).fit(X[keep], y[keep])
+    assert np.isnan(search.cv_results_["mean_test_score"][2:]).all()
+    # As GridSearchCV: failed candidates share the rank after the last scored one.
+    np.testing.assert_array_equal(search.cv_results_["rank_test_score"][2:], [3, 3])
+    assert search.best_params_["n_neighbors"] is None
+    with pytest.raises(ValueError, match="No pair scheme in n_neighbors_grid"):
+        LogDetCV((0.1,), (7,), random_state=0).fit(X[keep], y[keep])
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"gammas": []}, "gammas must hold at least one value"),
+        ({"gammas": [1.0, -1.0]}, "gammas must hold positive numbers"),
+        ({"gammas": [1.0, "a"]}, "gammas must hold positive numbers"),
+        ({"n_neighbors_grid": [0]}, "n_neighbors_grid must hold None"),
+        ({"n_neighbors_grid": [2.5]}, "n_neighbors_grid must hold None"),
+    ],
+)
+def test_bad_grids_raise_naming_the_argument(params, match):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=match):
+        LogDetCV(**params).fit(X, y)
+
+
+def test_knn_neighbors_above_a_training_fold_is_rejected():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="knn_neighbors=101 exceeds the 100 samples"):
+        LogDetCV(cv=3, knn_neighbors=101).fit(X, y)
+
+
+def test_verbose_prints_the_candidate_table(capsys):
+    X, y = load_iris(return_X_y=True)
+    LogDetCV((0.1, 1.0), (None,), cv=3, verbose=1, random_state=0).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[LogDetCV]" in out and "mean score" in out
+    assert out.count("\n        None ") == 2
+
+
+def test_random_state_none_draws_one_seed_for_all_folds_and_the_refit():
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV((1.0,), (None,), cv=3, random_state=np.random.RandomState(3)).fit(X, y)
+    seed = np.random.RandomState(3).randint(np.iinfo(np.int32).max)
+    plain = LogDet(random_state=seed).fit(X, y)
+    np.testing.assert_array_equal(search.components_, plain.components_)
+
+
+def _interrupt_second_sweep(monkeypatch):
+    real, calls = psdmetric._logdet.logdet_sweep, []
+
+    def interrupted(*args):
+        calls.append(None)
+        result = real(*args)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return result
+
+    monkeypatch.setattr(psdmetric._logdet, "logdet_sweep", interrupted)
+    return calls
+
+
+def test_ctrl_c_during_the_search_stops_it(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    calls = _interrupt_second_sweep(monkeypatch)
+    search = LogDetCV((0.1, 1.0), (None,), cv=3, random_state=0)
+    with pytest.raises(KeyboardInterrupt):
+        search.fit(X, y)
+    assert len(calls) == 2
+    assert not hasattr(search, "components_")
+
+
+def test_ctrl_c_during_the_refit_keeps_its_last_complete_cycle(monkeypatch):
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV((0.1, 1.0), (None,), cv=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reference = search.fit(X, y).components_
+        one_cycle = LogDet(**search.best_params_, max_iter=1, random_state=0).fit(X, y)
+    real_fit = LogDet.fit
+
+    def refit_interrupted(self, X, y=None, **kwargs):
+        if y is not None:  # the refit: the inner fits pass constraints
+            _interrupt_second_sweep(monkeypatch)
+        return real_fit(self, X, y, **kwargs)
+
+    monkeypatch.setattr(LogDet, "fit", refit_interrupted)
+    with pytest.warns(ConvergenceWarning, match="interrupted by the user"):
+        search.fit(X, y)
+    assert search.n_iter_ == 1
+    np.testing.assert_array_equal(search.components_, one_cycle.components_)
+    assert not np.array_equal(search.components_, reference)
+
+
+@pytest.mark.parametrize("params", [{"n_components": 2}, {"prior": "covariance"}])
+def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
+    X, y = load_iris(return_X_y=True)
+    search = LogDetCV((0.1, 1.0), (None, 3), cv=3, random_state=0, **params).fit(X, y)
+    folds = StratifiedKFold(3)
+    brute = [cross_val_score(make_pipeline(LogDet(gamma=g, n_neighbors=k, random_state=0,
+                                                  **params), KNeighborsClassifier(5)),
+                             X, y, cv=folds)
+             for k in (None, 3) for g in (0.1, 1.0)]
+    splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
+    np.testing.assert_array_equal(splits, brute)
+    assert search.components_.shape == (params.get("n_components", 4), 4)
