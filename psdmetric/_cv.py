@@ -25,8 +25,9 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 from threadpoolctl import threadpool_limits
 
-from ._base import MahalanobisMixin, prior_eigenpairs
-from ._constraints import PairConstraints, pairs_from_labels, squared_distance_bounds
+from ._base import MahalanobisMixin
+from ._bregman import prior_eigenpairs
+from ._constraints import PairConstraints
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
 
@@ -73,14 +74,15 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         warnings.filterwarnings("error", ".*training interrupted by the user",
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)
-        pairs = pairs_from_labels(y_train, None if n_neighbors else n_constraints, rng,
-                                  X=X_train, n_neighbors=n_neighbors)
+        # The learner's own label draw and bounds, so that each fit equals its plain fit.
+        learner = clone(learner).set_params(n_neighbors=n_neighbors,
+                                            n_constraints=n_constraints)
+        pairs = learner._constraints_from_labels(X_train, y_train, rng)
         eigenvectors, eigenvalues = prior_eigenpairs(
             X_train, learner.prior, learner.n_components)
         initial = np.sqrt(eigenvalues)[:, None] * eigenvectors.T
-        u, lower = squared_distance_bounds(X_train @ initial.T, random_state=rng)
-        constraints = PairConstraints(pairs.pairs, pairs.labels,
-                                      np.where(pairs.labels == 1, u, lower))
+        targets, _ = learner._targets(X_train @ initial.T, pairs, rng)
+        constraints = PairConstraints(pairs.pairs, pairs.labels, targets)
         stream = rng.get_state()
         scores, fit_times = [], []
         for gamma in gammas:
