@@ -1,7 +1,7 @@
 """
-=======================================================
-PSDBoost: the dual objective per base (seed 004 Fig. 1)
-=======================================================
+========================================================================
+PSDBoost: the dual objective per base (Shen, Welsh & Wang, 2008, Fig. 1)
+========================================================================
 
 :class:`~psdmetric.PSDBoost` learns a trace-one metric ``X = Σ θ_m u_m u_mᵀ`` one rank-one
 base at a time (column generation). After each base it solves the restricted dual
@@ -10,7 +10,7 @@ so the restricted master problem approaches the full problem's optimum from belo
 The top eigenvalue ``λmax(H)`` of the weighted triplet matrix bounds that optimum from
 above, and the fit stops once ``λmax(H) ≤ π + tol``.
 
-This example redraws the seed's first experiment at half its size (300 points in 24
+This example redraws the paper's first experiment at half its size (300 points in 24
 dimensions, 275 triplets, so that the documentation builds quickly) and plots both
 curves for Algorithm 1 as printed (one base per iteration, no smoothing) and for the
 defaults. The full-size experiment, with the SDP optimum solved by cvxpy beside it,

@@ -11,6 +11,8 @@
   plain literal otherwise, so the user guide can name learners that land later.
 - Members inherited from scikit-learn are left out of the class pages; they are
   documented by scikit-learn and their docstrings refer to labels of its docs.
+- ``IntroductionFirst`` orders the gallery: the introduction example, then the others
+  by file name.
 - In the type of a numpydoc parameter or attribute, fitted-attribute names such as
   ``ndarray of shape (n_iter_, n_features)`` are read as literals, not as reST link
   targets (a bare ``name_`` is a reference in reST).
@@ -179,6 +181,23 @@ class LearnerRole(SphinxRole):
             return class_role("py:class", self.rawtext, f"~psdmetric.{name}",
                               self.lineno, self.inliner, self.options, self.content)
         return [nodes.literal(self.rawtext, name)], []
+
+
+class IntroductionFirst:
+    """Sort key of sphinx-gallery's ``within_subsection_order``."""
+
+    FIRST = "plot_introduction.py"
+
+    def __init__(self, src_dir):
+        self.src_dir = src_dir
+
+    def __call__(self, filename):
+        name = Path(filename).name
+        return (name != self.FIRST, name)
+
+    def __repr__(self):
+        # sphinx-gallery compares configurations by repr to decide what to rebuild.
+        return f"<{type(self).__name__}>"
 
 
 # "name : type" lines of numpydoc sections, and names ending in "_" not already quoted.
