@@ -12,6 +12,7 @@ Needs Chromium (``apt-get install chromium``); not part of CI.
 """
 
 import argparse
+import html
 import json
 import re
 import shutil
@@ -75,17 +76,17 @@ def chromium():
 def measure(browser, page):
     """Overflow report of one page: a copy with the probe is dumped, then removed."""
     probed = page.with_name(f".layout-probe-{page.name}")
-    html = page.read_text(encoding="utf-8")
-    probed.write_text(html.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    source = page.read_text(encoding="utf-8")
+    probed.write_text(source.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     try:
         dom = subprocess.run([browser, *CHROMIUM_FLAGS, "--dump-dom", probed.as_uri()],
                              capture_output=True, text=True, timeout=120, check=True).stdout
     finally:
         probed.unlink()
-    match = re.search(r'<pre id="layout-report">(.*?)</pre>', dom, re.S)
+    match = re.search(r'<pre id="layout-report"[^>]*>(.*?)</pre>', dom, re.S)
     if match is None:
         raise RuntimeError(f"{page}: the layout probe did not report (page did not load?)")
-    return json.loads(match[1].replace("&quot;", '"').replace("&amp;", "&"))
+    return json.loads(html.unescape(match[1]))
 
 
 def screenshot(browser, page, path):

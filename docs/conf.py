@@ -69,7 +69,12 @@ html_title = f"psdmetric {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # Pages with wide tables give the right-hand sidebar's width to the text column.
+    "secondary_sidebar_items": {
+        "**": ["page-toc"],
+        "benchmarks/*": [],
+        "user_guide/choosing": [],
+    },
 }
 html_show_sourcelink = False
 
