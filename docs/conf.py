@@ -70,13 +70,19 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     # Pages with wide tables give the right-hand sidebar's width to the text column.
+    # (Patterns must not overlap: "*" is one folder level, an exact name beats a pattern.)
     "secondary_sidebar_items": {
-        "**": ["page-toc"],
+        "*": ["page-toc"],
+        "user_guide/*": ["page-toc"],
+        "auto_examples/*": ["page-toc"],
+        "gen_modules/*": ["page-toc"],
         "benchmarks/*": [],
         "user_guide/choosing": [],
     },
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["psdmetric.css"]
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
