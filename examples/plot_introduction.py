@@ -32,7 +32,8 @@ X, y = load_wine(return_X_y=True)
 feature_names = load_wine().feature_names
 
 euclidean = make_pipeline(StandardScaler(), KNeighborsClassifier())
-print(f"Euclidean 5-NN error: {1 - cross_val_score(euclidean, X, y).mean():.3f}")
+error = 1 - cross_val_score(euclidean, X, y).mean()
+print(f"Euclidean 5-NN error: {error:.3f}")
 
 # %%
 # A learned metric
@@ -41,8 +42,10 @@ print(f"Euclidean 5-NN error: {1 - cross_val_score(euclidean, X, y).mean():.3f}"
 # should be closer than a small distance, different-class pairs farther than a large
 # one — and finds the matrix nearest the identity that satisfies them. Nothing else
 # changes in the pipeline.
-learned = make_pipeline(StandardScaler(), LogDet(random_state=0), KNeighborsClassifier())
-print(f"LogDet 5-NN error: {1 - cross_val_score(learned, X, y).mean():.3f}")
+learned = make_pipeline(StandardScaler(), LogDet(random_state=0),
+                        KNeighborsClassifier())
+error = 1 - cross_val_score(learned, X, y).mean()
+print(f"LogDet 5-NN error: {error:.3f}")
 
 # %%
 # The learned matrix
@@ -53,8 +56,9 @@ M = learned.fit(X, y)[1].get_mahalanobis_matrix()
 fig, ax = plt.subplots(figsize=(5.5, 4.5), layout="constrained")
 limit = np.abs(M).max()
 image = ax.imshow(M, cmap="RdBu_r", vmin=-limit, vmax=limit)
-ax.set_xticks(range(len(feature_names)), feature_names, rotation=90, fontsize=8)
-ax.set_yticks(range(len(feature_names)), feature_names, fontsize=8)
+ticks = range(len(feature_names))
+ax.set_xticks(ticks, feature_names, rotation=90, fontsize=8)
+ax.set_yticks(ticks, feature_names, fontsize=8)
 ax.set_title("Mahalanobis matrix learned by LogDet on wine")
 fig.colorbar(image, ax=ax)
 
@@ -66,11 +70,14 @@ fig.colorbar(image, ax=ax)
 learners = {"Euclidean": [], "LogDet": [LogDet(random_state=0)],
             "VonNeumann": [VonNeumann(random_state=0)],
             "OnlineLogDet": [OnlineLogDet(random_state=0)]}
-errors = {name: 1 - cross_val_score(make_pipeline(StandardScaler(), *steps,
-                                                  KNeighborsClassifier()), X, y).mean()
-          for name, steps in learners.items()}
+errors = {}
+for name, steps in learners.items():
+    model = make_pipeline(StandardScaler(), *steps,
+                          KNeighborsClassifier())
+    errors[name] = 1 - cross_val_score(model, X, y).mean()
 fig, ax = plt.subplots(figsize=(5.5, 2.5), layout="constrained")
-ax.barh(list(errors), list(errors.values()), color=["grey"] + ["tab:blue"] * 3)
+colours = ["grey"] + ["tab:blue"] * 3
+ax.barh(list(errors), list(errors.values()), color=colours)
 ax.invert_yaxis()
 ax.set_xlabel("5-NN test error (5-fold cross-validation)")
 plt.show()
