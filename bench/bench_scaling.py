@@ -420,7 +420,7 @@ def markdown(results):
         f"## 1. Time per cycle against the number of constraints (d={c['d']}, "
         f"n={c['n']:,})",
         "",
-        "| learner | " + " | ".join(f"m={m:,}" for m in c["m"])
+        "| learner | " + " | ".join(f"m = {m:,}" for m in c["m"])
         + " | slope (1 = linear) | slope, last step | reading |",
         "|---|" + "---|" * (len(c["m"]) + 3),
     ]
@@ -431,7 +431,7 @@ def markdown(results):
         lines.append(f"| {r['learner']} | " + " | ".join(cells) + f" | {text(slope)} | "
                      f"{text(last)} | {in_m(slope, last)} |")
     lines += ["", "Time per constraint visit (µs) along the same curve:", "",
-              "| learner | " + " | ".join(f"m={m:,}" for m in c["m"]) + " |",
+              "| learner | " + " | ".join(f"m = {m:,}" for m in c["m"]) + " |",
               "|---|" + "---|" * len(c["m"])]
     for r in results["constraints"]:
         cells = [cell(r["points"], "m", m, "seconds_per_visit", 1e6, "") for m in c["m"]]
