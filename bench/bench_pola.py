@@ -226,7 +226,8 @@ def page(results, info):
     ]
     mnist_rows, summary = results["mnist"], results["mnist_summary"]
     lines += [
-        "## MNIST digit pairs, k-NN with POLA's metric vs Euclidean (Shalev-Shwartz, Singer & Ng, 2004, §7)",
+        "## MNIST digit pairs, k-NN with POLA's metric vs Euclidean (Shalev-Shwartz, Singer "
+        "& Ng, 2004, §7)",
         "",
         f"{len(mnist_rows)} binary problems of MNIST-5000; per problem "
         f"{N_TRAINING_PAIRS:,} random training pairs, {MNIST_PASSES} online pass(es), "

@@ -452,7 +452,8 @@ def markdown(results):
     lines += ["", f"## 3. Kernel learners: time per projection against n (rank r={k['r']}, "
               f"m={k['m']:,} index pairs)", "",
               "Fitted on the kernel factor `G₀` (n × r, the only n-sized array) with "
-              "`prior=\"identity\"`, the transductive mode of Kulis, Sustik & Dhillon (2009, Alg. 2). The work "
+              "`prior=\"identity\"`, the transductive mode of Kulis, Sustik & Dhillon "
+              "(2009, Alg. 2). The work "
               "of a projection does not depend on n: it must be flat in n, slope 0. The "
               "last column is the cache control: G₀ at the largest n, but the pairs join "
               f"only its first {k['n'][0]:,} rows, so the work and the memory are those "

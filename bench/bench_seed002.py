@@ -421,7 +421,8 @@ def markdown(results):
         else:
             lines.append(f"| {run['learner']} | {run['n_constraints']:,} | {run['gamma']:g} | "
                          f"{run['status']}: {run['message']} | | | | {seed_cells} |")
-    lines += ["", "The remaining experiment of Kulis, Sustik & Dhillon (2009, §7), DefiniteBoost against exact von "
+    lines += ["", "The remaining experiment of Kulis, Sustik & Dhillon (2009, §7), "
+                  "DefiniteBoost against exact von "
               "Neumann projections from the scaled identity (the paper: 3220 against 11 "
               "cycles), is in `von_neumann.md` (`bench/bench_von_neumann.py`).", "",
               "![Kulis, Sustik & Dhillon (2009, §7)](seed002.png)", ""]

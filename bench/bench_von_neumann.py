@@ -339,7 +339,8 @@ def page(results, command):
         "(wall): " + ("yes" if meg["updates_per_second_cpu"] >= MEG_RATE_TARGET else "**no**"))
     runs = {run["learner"]: run for run in db["runs"]}
     lines.append(
-        f"- Kulis, Sustik & Dhillon (2009, §7) (the paper: exact vN {SEED_CYCLES['exact von Neumann']} cycles, DefiniteBoost "
+        "- Kulis, Sustik & Dhillon (2009, §7) (the paper: exact vN "
+        f"{SEED_CYCLES['exact von Neumann']} cycles, DefiniteBoost "
         f"{SEED_CYCLES['DefiniteBoost']}): exact vN {runs['exact von Neumann']['cycles']} cycles, "
         f"DefiniteBoost {runs['DefiniteBoost']['cycles']} (tol 1e-3 on each one's own criterion); "
         "with dual corrections DefiniteBoost reaches the exact learner's matrix: "
@@ -399,11 +400,13 @@ def page(results, command):
               f"100×100 logarithm (plus W ← W U). {meg['wall']:.2f} s wall, {meg['cpu']:.2f} s "
               f"CPU: {meg['updates_per_second_wall']:,.0f} updates/s (wall), "
               f"{meg['updates_per_second_cpu']:,.0f} (CPU).", ""]
-    lines += ["## 4. Kulis, Sustik & Dhillon (2009, §7): exact projections against DefiniteBoost", "",
+    lines += ["## 4. Kulis, Sustik & Dhillon (2009, §7): exact projections against "
+              "DefiniteBoost", "",
               f"{db['n_objects']} objects (wine, 3 cultivars, standing in for the paper's 52 GyrB "
               "proteins of 3 species), target kernel: RBF on the standardised features, trace "
               f"one. The {db['n_constraints']} pairs closest under it, each asked to satisfy "
-              f"½‖x_a − x_b‖² ≤ γ = {db['bound']:.3g} (Tsuda, Rätsch & Warmuth, 2005, §5; the target meets them all), "
+              f"½‖x_a − x_b‖² ≤ γ = {db['bound']:.3g} (Tsuda, Rätsch & Warmuth, 2005, §5; "
+              "the target meets them all), "
               "start W₁ = I/52, kernel learning on `X = I/√2`. The optimum W* is the exact "
               "learner run to tol 1e-12. Each learner stops at tol 1e-3 on its own criterion "
               "(dual change per cycle for exact projections, normalised violation for "

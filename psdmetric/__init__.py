@@ -1,27 +1,7 @@
 """psdmetric: metric learning with PSD matrices, the scikit-learn way."""
 
-from importlib.machinery import EXTENSION_SUFFIXES as _EXTENSION_SUFFIXES
-from pathlib import Path as _Path
-
-
-def _check_built():
-    """Fail with instructions, not a bare ModuleNotFoundError, in an unbuilt source tree."""
-    solvers = _Path(__file__).parent / "_solvers"
-    built = {path.name.split(".")[0] for suffix in _EXTENSION_SUFFIXES
-             for path in solvers.glob("*" + suffix)}
-    missing = sorted(path.stem for path in solvers.glob("*.pyx") if path.stem not in built)
-    if missing:
-        raise ImportError(
-            f"psdmetric is being imported from its source tree ({_Path(__file__).parent}), "
-            f"whose compiled kernels are not built ({', '.join(missing)}). Either install "
-            "psdmetric (`pip install .`) and run Python from outside the source tree (the "
-            "installed `psdmetric demo` command works from anywhere), or build it in place "
-            "for development: `pip install -e .`."
-        )
-
-
-_check_built()
-
+# First: in an unbuilt source tree, fail with instructions.
+from . import _check_build  # noqa: F401
 from ._base import MahalanobisMixin
 from ._burg import BurgRegressor, OnlineLogDet
 from ._constraints import (
