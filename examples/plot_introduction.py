@@ -59,8 +59,9 @@ image = ax.imshow(M, cmap="RdBu_r", vmin=-limit, vmax=limit)
 ticks = range(len(feature_names))
 ax.set_xticks(ticks, feature_names, rotation=90, fontsize=8)
 ax.set_yticks(ticks, feature_names, fontsize=8)
-ax.set_title("Mahalanobis matrix learned by LogDet on wine")
+ax.set_title("LogDet's Mahalanobis matrix, wine")
 fig.colorbar(image, ax=ax)
+plt.show()
 
 # %%
 # Other learners
