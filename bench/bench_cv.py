@@ -152,7 +152,7 @@ def anchor_fold(name, fold, method, X, y, train, test, timeout, cached_only):
 
 
 def summarise(name, records):
-    """Per-set comparison: LogDetCV against the best anchor on the folds that anchor has."""
+    """Per-set comparison: LogDetCV against the best reference learner on the folds that anchor has."""
     cv, anchors, euclidean = records["LogDetCV"], records["anchors"], records["Euclidean"]
     complete = {method: folds for method, folds in anchors.items()
                 if any(f is not None for f in folds)}
@@ -205,8 +205,8 @@ def page(rows, records, info):
         "3 nearest same-class and other-class samples) by an inner stratified 5-fold k-NN "
         f"cross-validation on the training fold, then refits; sets with d > {MAX_RANK} get "
         f"`n_components={MAX_RANK}`. Its fit time includes the whole search and the refit "
-        "(one process). Anchors: metric-learn 0.7.0 and scikit-learn's NCA with their "
-        "defaults and `random_state=0`, each in its own process; a set's best anchor is the "
+        "(one process). Reference learners: metric-learn 0.7.0 and scikit-learn's NCA with their "
+        "defaults and `random_state=0`, each in its own process; a set's best reference learner is the "
         "one with the lowest mean error over the folds it finished, and LogDetCV is "
         "compared on those folds (within one standard error: LogDetCV's mean ≤ best "
         "mean + best standard error). Times are means per fold; CPU times count every "
@@ -214,7 +214,7 @@ def page(rows, records, info):
         "",
         "| data | n × d, classes | Euclidean | LogDetCV | "
         + " | ".join(label for label, _ in ANCHORS.values())
-        + " | best anchor | within 1 SE | LogDetCV / LMNN time (CPU; wall) |",
+        + " | best reference | within 1 SE | LogDetCV / LMNN time (CPU; wall) |",
         "|---|---|---|---|" + "---|" * len(ANCHORS) + "---|---|---|",
     ]
     for row in rows:
@@ -246,8 +246,8 @@ def page(rows, records, info):
     timed = [r for r in compared if "time_ratio_fit_cpu_seconds" in r]
     lines += [
         "",
-        f"Within one standard error of the best anchor on "
-        f"{sum(r['within_one_se'] for r in compared)} of {len(compared)} sets with anchor "
+        f"Within one standard error of the best reference learner on "
+        f"{sum(r['within_one_se'] for r in compared)} of {len(compared)} sets with reference "
         f"results, strictly better on {sum(r['strictly_better'] for r in compared)}. "
         f"LogDetCV's CPU time per fit is under 1/5 of LMNN's on "
         f"{sum(r['time_ratio_fit_cpu_seconds'] < 0.2 for r in timed)} of {len(timed)} sets "
@@ -275,7 +275,7 @@ def figure(rows):
         ax.annotate(r["data"], (xi, yi), fontsize=7)
     top = max(x + y + [1.0]) * 1.1
     ax.plot([0, top], [0, top], color="grey", linewidth=0.8)
-    ax.set_xlabel("best anchor 5-NN error (%)")
+    ax.set_xlabel("best reference learner 5-NN error (%)")
     ax.set_ylabel("LogDetCV 5-NN error (%)")
     ax.set_title("LogDetCV against the best anchor, per suite set")
     fig.tight_layout()

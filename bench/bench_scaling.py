@@ -18,7 +18,7 @@ results. Three experiments, log-log plots:
 1. time per cycle against the number of constraints m (10³…10⁶) at d=32;
 2. time per constraint visit (time per cycle / m) against the dimension d (8…256);
 3. the kernel learners (LogDet and VonNeumann fitted on a kernel factor ``G₀`` of shape
-   (n, r) with ``prior="identity"`` and index-pair constraints — seed 002 Alg. 2):
+   (n, r) with ``prior="identity"`` and index-pair constraints — Kulis et al., 2009, Alg. 2):
    time per constraint visit against the number of points n (10³…10⁶) at fixed rank r.
    It must stay flat in n: the fitted log-log slope is reported.
 
@@ -423,7 +423,7 @@ def constraints_section(results):
         f"## 1. Time per cycle against the number of constraints (d={c['d']}, "
         f"n={c['n']:,})",
         "",
-        "| learner | " + " | ".join(f"m={m:,}" for m in c["m"])
+        "| learner | " + " | ".join(f"m = {m:,}" for m in c["m"])
         + " | slope (1 = linear) | slope, last step | reading |",
         "|---|" + "---|" * (len(c["m"]) + 3),
     ]
@@ -434,7 +434,7 @@ def constraints_section(results):
         lines.append(f"| {r['learner']} | " + " | ".join(cells) + f" | {text(slope)} | "
                      f"{text(last)} | {in_m(slope, last)} |")
     lines += ["", "Time per constraint visit (µs) along the same curve:", "",
-              "| learner | " + " | ".join(f"m={m:,}" for m in c["m"]) + " |",
+              "| learner | " + " | ".join(f"m = {m:,}" for m in c["m"]) + " |",
               "|---|" + "---|" * len(c["m"])]
     for r in results["constraints"]:
         cells = [cell(r["points"], "m", m, "seconds_per_visit", 1e6, "") for m in c["m"]]
@@ -467,7 +467,7 @@ def kernel_section(results):
     lines = ["", f"## 3. Kernel learners: time per projection against n (rank r={k['r']}, "
              f"m={k['m']:,} index pairs)", "",
              "Fitted on the kernel factor `G₀` (n × r, the only n-sized array) with "
-             "`prior=\"identity\"`, the transductive mode of seed 002 Alg. 2. The work "
+             "`prior=\"identity\"`, the transductive mode of Kulis et al., 2009, Alg. 2. The work "
              "of a projection does not depend on n: it must be flat in n, slope 0. The "
              "last column is the cache control: G₀ at the largest n, but the pairs join "
              f"only its first {k['n'][0]:,} rows, so the work and the memory are those "

