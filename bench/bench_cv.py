@@ -152,7 +152,7 @@ def anchor_fold(name, fold, method, X, y, train, test, timeout, cached_only):
 
 
 def summarise(name, records):
-    """Per-set comparison: LogDetCV against the best reference learner on the folds that anchor has."""
+    """Per-set comparison: LogDetCV against the best reference learner, on its folds."""
     cv, anchors, euclidean = records["LogDetCV"], records["anchors"], records["Euclidean"]
     complete = {method: folds for method, folds in anchors.items()
                 if any(f is not None for f in folds)}
@@ -206,8 +206,8 @@ def page(rows, records, info):
         f"cross-validation on the training fold, then refits; sets with d > {MAX_RANK} get "
         f"`n_components={MAX_RANK}`. Its fit time includes the whole search and the refit "
         "(one process). Reference learners: metric-learn 0.7.0 and scikit-learn's NCA with their "
-        "defaults and `random_state=0`, each in its own process; a set's best reference learner is the "
-        "one with the lowest mean error over the folds it finished, and LogDetCV is "
+        "defaults and `random_state=0`, each in its own process; a set's best reference "
+        "learner is the one with the lowest mean error over the folds it finished, and LogDetCV is "
         "compared on those folds (within one standard error: LogDetCV's mean ≤ best "
         "mean + best standard error). Times are means per fold; CPU times count every "
         "thread of the fitting process.",

