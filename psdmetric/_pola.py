@@ -36,16 +36,18 @@ _COMMON_PARAMETERS = {
     "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
     "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
     "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
     "verbose": ["verbose"],
     "random_state": ["random_state"],
 }
 
 
-def _max_hinge_loss(squared_distances, labels, threshold):
+def _hinge_losses(squared_distances, labels, threshold):
+    """Largest and summed hinge loss of the pairs under ``(A, b)``."""
     if len(squared_distances) == 0:
-        return 0.0
-    losses = labels * (squared_distances - threshold) + 1.0
-    return float(np.max(np.maximum(0.0, losses)))
+        return 0.0, 0.0
+    losses = np.maximum(0.0, labels * (squared_distances - threshold) + 1.0)
+    return float(np.max(losses)), float(np.sum(losses))
 
 
 class POLA(PairClassifierMixin, OnlineMixin):
@@ -59,8 +61,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
     ``A ⪰ 0, b ≥ 1``. A pair is predicted similar when ``d²_A(x, x') ≤ b``.
 
     ``fit`` is the online-to-batch conversion of §6: passes over the pairs until every
-    training pair has hinge loss at most ``beta``. ``partial_fit`` makes one online
-    pass over a chunk.
+    training pair has hinge loss at most ``beta``, or until a pass lowers the total
+    training hinge loss by at most ``tol`` times its previous value (pairs that no
+    ``(A, b)`` separates). ``partial_fit`` makes one online pass over a chunk.
 
     Parameters
     ----------
@@ -88,6 +91,10 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     max_iter : int, default=50
         Maximum number of passes ``fit`` makes over the pairs.
+
+    tol : float, default=1e-2
+        ``fit`` also stops when a pass lowers the total training hinge loss (under the
+        ``(A, b)`` at the end of the pass) by at most ``tol`` times the previous pass's.
 
     verbose : int, default=0
         Print one table row per pass (its summary: the largest training hinge loss).
@@ -172,6 +179,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         n_constraints=None,
         n_neighbors=None,
         max_iter=50,
+        tol=1e-2,
         verbose=0,
         random_state=None,
     ):
@@ -181,6 +189,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self.n_constraints = n_constraints
         self.n_neighbors = n_neighbors
         self.max_iter = max_iter
+        self.tol = tol
         self.verbose = verbose
         self.random_state = random_state
 
@@ -235,6 +244,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
     def _initialize(self, n_features):
         self._matrix = np.zeros((n_features, n_features), order="F")
         self._threshold = float(self.initial_threshold)
+        self._previous_pass_loss = np.inf
 
     def _one_pass(self, X, constraints):
         X = np.ascontiguousarray(X, dtype=np.float64)
@@ -243,7 +253,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self._threshold, _ = pola_pass(X, constraints.pairs, labels, self._matrix,
                                        self._threshold, self.gamma, losses)
         A = self._symmetric_matrix()
-        largest = 0.0
+        largest, self._pass_loss = 0.0, 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
         for start in range(0, len(labels), _BLOCK * 16):
             pairs = constraints.pairs[start:start + _BLOCK * 16]
@@ -252,12 +262,15 @@ class POLA(PairClassifierMixin, OnlineMixin):
             differences = differences[informative]
             squared = np.einsum("ij,ij->i", differences @ A, differences)
             block_labels = labels[start:start + _BLOCK * 16][informative]
-            largest = max(largest,
-                          _max_hinge_loss(squared, block_labels, self._threshold))
+            block_largest, block_total = _hinge_losses(squared, block_labels,
+                                                       self._threshold)
+            largest, self._pass_loss = max(largest, block_largest), self._pass_loss + block_total
         return largest
 
     def _pass_converged(self, max_loss):
-        return max_loss <= self.beta
+        previous, self._previous_pass_loss = self._previous_pass_loss, self._pass_loss
+        return max_loss <= self.beta or (
+            np.isfinite(previous) and previous - self._pass_loss <= self.tol * previous)
 
     def _symmetric_matrix(self):
         """The learned A from the lower triangle the compiled pass maintains."""
@@ -313,6 +326,10 @@ class KernelPOLA(POLA):
 
     max_iter : int, default=50
         Maximum number of passes ``fit`` makes over the pairs.
+
+    tol : float, default=1e-2
+        ``fit`` also stops when a pass lowers the total training hinge loss by at most
+        ``tol`` times the previous pass's.
 
     verbose : int, default=0
         Print one table row per pass.
@@ -385,13 +402,14 @@ class KernelPOLA(POLA):
         n_constraints=None,
         n_neighbors=None,
         max_iter=50,
+        tol=1e-2,
         verbose=0,
         random_state=None,
     ):
         super().__init__(
             gamma=gamma, beta=beta, initial_threshold=initial_threshold,
             n_constraints=n_constraints, n_neighbors=n_neighbors, max_iter=max_iter,
-            verbose=verbose,
+            tol=tol, verbose=verbose,
             random_state=random_state,
         )
         self.kernel = kernel
@@ -465,6 +483,7 @@ class KernelPOLA(POLA):
         self._coefficients = np.zeros((0, 0), order="F")
         self._matrix = np.zeros((0, 0), order="F")
         self._rank = 0
+        self._previous_pass_loss = np.inf
 
     def _reserve(self, n_support, rank):
         """Grow the coefficient and M buffers (doubling) to hold the given sizes."""
@@ -492,7 +511,8 @@ class KernelPOLA(POLA):
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
         M = self._small_matrix()
         squared = np.einsum("ij,ij->i", difference @ M, difference)
-        return _max_hinge_loss(squared, labels, self._threshold)
+        largest, self._pass_loss = _hinge_losses(squared, labels, self._threshold)
+        return largest
 
     def _block(self, X, pairs, labels):
         rows, local = np.unique(pairs, return_inverse=True)

@@ -165,8 +165,37 @@ def test_inseparable_pairs_warn_at_max_iter():
     rng = np.random.RandomState(4)
     X = rng.randn(30, 3)
     y = rng.randint(0, 2, 30)
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        POLA(max_iter=3, random_state=0).fit(X, y)
+    # One pass: the loss-improvement rule needs a previous pass, so only max_iter stops.
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        POLA(max_iter=1, random_state=0).fit(X, y)
+
+
+def _total_hinge_loss(model, X):
+    pairs = model.constraints_.pairs
+    squared = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
+                                  squared=True)
+    return np.maximum(0.0, model.constraints_.labels * (squared - model.threshold_) + 1).sum()
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-1])
+def test_inseparable_pairs_stop_when_the_pass_loss_stops_improving(tol):
+    rng = np.random.RandomState(4)
+    X = rng.randn(30, 3)
+    y = rng.randint(0, 2, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = POLA(tol=tol, max_iter=500, random_state=0).fit(X, y)
+    n = model.n_iter_
+    assert 2 < n < 500
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        before, last, final = [
+            _total_hinge_loss(POLA(tol=0.0, max_iter=k, random_state=0).fit(X, y), X)
+            for k in (n - 2, n - 1, n)]
+    assert _total_hinge_loss(model, X) == pytest.approx(final, rel=1e-12)
+    # The last pass improved by at most tol; the pass before improved by more.
+    assert last - final <= tol * last
+    assert before - last > tol * before
 
 
 def test_pair_api_is_consistent_with_distances_and_threshold():
