@@ -164,12 +164,16 @@ def learner_digest(estimator):
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+def learner_path(name, fold, estimator):
+    return (LEARNER_CACHE / f"{name}__{fold}__{type(estimator).__name__}__"
+            f"{learner_digest(estimator)}.json")
+
+
 def learner_fold(name, fold, estimator):
     """One psdmetric fold (a clone of ``estimator`` is fitted), from the cache or fitted."""
     from sklearn.base import clone
 
-    path = (LEARNER_CACHE / f"{name}__{fold}__{type(estimator).__name__}__"
-            f"{learner_digest(estimator)}.json")
+    path = learner_path(name, fold, estimator)
     cached = read_json(path)
     if cached is not None:
         return cached
