@@ -32,17 +32,20 @@ DATASETS = tuple(name for name in SUITE
                  if name not in ("mnist5000", "tissue_gene_expression"))
 EPSILON = 0.005
 
-_PAIRS = ({}, {"n_neighbors": 1}, {"n_neighbors": 3})
+# Every setting names each knob it varies, so that it does not depend on the defaults.
+_PAIRS = ({"n_neighbors": None}, {"n_neighbors": 1}, {"n_neighbors": 3})
 GRIDS = {
-    "LogDet": [{**pairs, **slack} for slack in ({}, {"gamma": 0.1}) for pairs in _PAIRS]
-    + [{"gamma": 0.01}, {"n_neighbors": 3, "gamma": 0.01}],
-    "VonNeumann": [{**pairs, **slack} for slack in ({}, {"gamma": 0.1}, {"gamma": 0.01})
-                   for pairs in ({}, {"n_neighbors": 3})],
-    "DefiniteBoost": [{**pairs, **steps} for steps in ({}, {"dual_correction": True})
-                      for pairs in _PAIRS],
-    "MEG": [{**pairs, **passes} for passes in ({}, {"max_iter": 5}) for pairs in _PAIRS],
-    "OnlineLogDet": [{**pairs, **rate} for rate in ({}, {"eta": 0.01}) for pairs in _PAIRS],
-    "POLA": [{**pairs, **slack} for slack in ({}, {"gamma": 1.0}) for pairs in _PAIRS],
+    "LogDet": [{**pairs, "gamma": gamma} for gamma in (1.0, 0.1) for pairs in _PAIRS]
+    + [{"n_neighbors": None, "gamma": 0.01}, {"n_neighbors": 3, "gamma": 0.01}],
+    "VonNeumann": [{**pairs, "gamma": gamma} for gamma in (1.0, 0.1, 0.01)
+                   for pairs in ({"n_neighbors": None}, {"n_neighbors": 3})],
+    "DefiniteBoost": [{**pairs, "dual_correction": correction}
+                      for correction in (False, True) for pairs in _PAIRS],
+    "MEG": [{**pairs, "max_iter": passes} for passes in (20, 5) for pairs in _PAIRS],
+    "OnlineLogDet": [{**pairs, "eta": eta} for eta in (0.1, 0.01) for pairs in _PAIRS]
+    + [{"n_neighbors": None, "eta": 1.0}, {"n_neighbors": None, "eta": 0.1, "tol": 0.1}],
+    "POLA": [{**pairs, "gamma": gamma} for gamma in (0.0, 1.0) for pairs in _PAIRS]
+    + [{"n_neighbors": 3, "gamma": 10.0}],
 }
 
 

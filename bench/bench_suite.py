@@ -60,7 +60,8 @@ def psdmetric_learners():
     """Metric learners exported by psdmetric: estimator classes with fit and transform."""
     return [name for name in psdmetric.__all__
             if inspect.isclass(candidate := getattr(psdmetric, name))
-            and issubclass(candidate, BaseEstimator) and hasattr(candidate, "transform")]
+            and issubclass(candidate, BaseEstimator) and hasattr(candidate, "fit")
+            and hasattr(candidate, "transform")]
 
 
 def build(learner):
@@ -95,6 +96,9 @@ def run_cell(dataset, method, family, budget):
         if len(records) < N_SPLITS:
             return records, "over budget", f"{budget:.0f} s budget"
         return records, "ok", ""
+    cached = [read_json(learner_path(dataset, fold, build(method))) for fold in range(N_SPLITS)]
+    if all(record is not None for record in cached):
+        return cached, "ok", ""
     outcome, value = run_with_time_limit(learner_folds, (dataset, method), budget)
     if outcome == "ok":
         failed = [r["failed"] for r in value if r["error"] is None]
@@ -102,12 +106,9 @@ def run_cell(dataset, method, family, budget):
             return [r for r in value if r["error"] is not None], "failed", failed[0]
         return value, "ok", ""
     # Folds finished before the limit are in the cache.
-    finished = []
-    for fold in range(N_SPLITS):
-        record = read_json(learner_path(dataset, fold, build(method)))
-        if record is None:
-            break
-        finished.append(record)
+    finished = [read_json(learner_path(dataset, fold, build(method)))
+                for fold in range(N_SPLITS)]
+    finished = finished[:next((i for i, r in enumerate(finished) if r is None), N_SPLITS)]
     return finished, "over budget" if outcome == "timeout" else "failed", value
 
 
