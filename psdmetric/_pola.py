@@ -160,9 +160,10 @@ class POLA(PairClassifierMixin, OnlineMixin):
     >>> X, y = load_iris(return_X_y=True)
     >>> X, y = X[y < 2], y[y < 2]  # setosa and versicolor
     >>> X = StandardScaler().fit_transform(X) / 2
-    >>> pola = POLA(random_state=0).fit(X, y)
+    >>> # Random pairs: the threshold then separates classes, not only neighbours.
+    >>> pola = POLA(n_neighbors=None, random_state=0).fit(X, y)
     >>> pola.n_iter_
-    9
+    13
     >>> pairs = np.stack([X[[0, 0, 60]], X[[1, 60, 70]]], axis=1)  # same, other, same
     >>> pola.pair_predict(pairs)
     array([ 1, -1,  1])
@@ -379,7 +380,7 @@ class KernelPOLA(POLA):
     >>> X = rng.uniform(-1, 1, (60, 2))
     >>> y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)  # rings: not linear
     >>> model = KernelPOLA(kernel="rbf", kernel_params={"gamma": 5.0}, gamma=1.0,
-    ...                    beta=0.5, random_state=0).fit(X, y)
+    ...                    beta=0.5, n_neighbors=None, random_state=0).fit(X, y)
     >>> model.n_iter_
     23
     >>> pairs = np.stack([X[:30], X[30:]], axis=1)
