@@ -265,9 +265,12 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, max_iter=3, random_state=0)
+        # Random pairs: the same pairs in both spaces (neighbours would differ).
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, n_neighbors=None, max_iter=3,
+                              random_state=0)
         implicit.fit(X, y)
-        explicit = POLA(gamma=1.0, max_iter=3, random_state=0).fit(features, y)
+        explicit = POLA(gamma=1.0, n_neighbors=None, max_iter=3,
+                        random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
     assert_allclose(implicit.pair_distance(pairs_implicit),
@@ -278,8 +281,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
-                         random_state=0).fit(X, y)
-        flat = POLA(gamma=1.0, max_iter=20, random_state=0).fit(X, y)
+                         n_neighbors=None, random_state=0).fit(X, y)
+        flat = POLA(gamma=1.0, max_iter=20, n_neighbors=None, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
     assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1

@@ -283,8 +283,10 @@ def test_one_class_only_gives_a_valid_metric_or_an_error_naming_y(Estimator):
     try:
         estimator = quiet(Estimator(random_state=0), X, np.zeros(30, dtype=int))
     except ValueError as exc:
-        # Triplets need a point of another class; pairs and targets do not.
-        assert Estimator._constraint_kind == "triplets", exc
+        # Triplets and neighbour pairs need a point of another class; random pairs and
+        # targets do not.
+        assert (Estimator._constraint_kind == "triplets"
+                or Estimator().get_params().get("n_neighbors") is not None), exc
         assert "two classes in y" in str(exc)
         return
     assert_valid_metric(estimator, X)
