@@ -126,13 +126,17 @@ def over_budget_path(name, method):
     return ANCHOR_CACHE / f"{name}__{method}__over_budget.json"
 
 
-def anchor_cell(name, method, budget):
+def anchor_cell(name, method, budget, fit=True):
     """Every fold of an anchor on a data set within ``budget`` seconds of fitting.
 
     A fold starts only if one as long as the slowest so far would end within the
     budget, and is killed at what is left of it; a cell that ran out is marked in the
-    cache so that reruns do not retry it. Returns the fold records it has.
+    cache so that reruns do not retry it. With ``fit=False`` only cached folds are
+    read. Returns the fold records it has.
     """
+    if not fit:
+        folds = [read_json(anchor_path(name, fold, method)) for fold in range(N_SPLITS)]
+        return folds[:next((i for i, r in enumerate(folds) if r is None), N_SPLITS)]
     records, spent, slowest = [], 0.0, 0.0
     marker = read_json(over_budget_path(name, method))
     for fold in range(N_SPLITS):
