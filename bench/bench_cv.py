@@ -14,7 +14,7 @@ The anchors (metric-learn ``ITML_Supervised``, ``LMNN``, ``NCA`` and scikit-lear
 
     python bench/bench_cv.py                     # writes docs/benchmarks/cv.{json,md,png}
     python bench/bench_cv.py --datasets iris wine --out /tmp/cv
-    python bench/bench_cv.py --cached-anchors    # no anchor fits: only cached folds
+    python bench/bench_cv.py --cached-references    # no anchor fits: only cached folds
     python bench/bench_cv.py --quick             # iris and wine, to a scratch directory
 """
 
@@ -153,7 +153,7 @@ def anchor_fold(name, fold, method, X, y, train, test, timeout, cached_only):
 
 def summarise(name, records):
     """Per-set comparison: LogDetCV against the best reference learner, on its folds."""
-    cv, anchors, euclidean = records["LogDetCV"], records["anchors"], records["Euclidean"]
+    cv, anchors, euclidean = records["LogDetCV"], records["references"], records["Euclidean"]
     complete = {method: folds for method, folds in anchors.items()
                 if any(f is not None for f in folds)}
     row = {"data": name, "Euclidean": mean_and_standard_error(euclidean),
@@ -162,15 +162,15 @@ def summarise(name, records):
         errors = [f["error"] for f in folds if f is not None]
         row[method] = {"folds": len(errors), "error": mean_and_standard_error(errors)}
     if not complete:
-        row["best_anchor"] = None
+        row["best_reference"] = None
         return row
     best = min(complete, key=lambda m: mean_and_standard_error(
         [f["error"] for f in complete[m] if f is not None])[0])
     on = [i for i, f in enumerate(complete[best]) if f is not None]
     best_mean, best_se = mean_and_standard_error([complete[best][i]["error"] for i in on])
     ours = float(np.mean([cv[i]["error"] for i in on]))
-    row.update(best_anchor=best, best_anchor_folds=len(on), best_anchor_error=best_mean,
-               best_anchor_se=best_se, cv_error_on_those_folds=ours,
+    row.update(best_reference=best, best_reference_folds=len(on), best_reference_error=best_mean,
+               best_reference_se=best_se, cv_error_on_those_folds=ours,
                within_one_se=bool(ours <= best_mean + (0.0 if np.isnan(best_se) else best_se)),
                strictly_better=bool(ours < best_mean))
     lmnn = [i for i, f in enumerate(anchors["LMNN"]) if f is not None]
@@ -229,10 +229,10 @@ def page(rows, records, info):
             elif entry["folds"] == 0:
                 cell = "not run"
             cells.append(cell)
-        if row["best_anchor"] is None:
+        if row["best_reference"] is None:
             cells += ["—", "—", "—"]
         else:
-            cells += [ANCHORS[row["best_anchor"]][0],
+            cells += [ANCHORS[row["best_reference"]][0],
                       "yes" if row["within_one_se"] else "no"]
             if "time_ratio_fit_cpu_seconds" in row:
                 cells.append(
@@ -242,7 +242,7 @@ def page(rows, records, info):
             else:
                 cells.append("—")
         lines.append("| " + " | ".join(cells) + " |")
-    compared = [r for r in rows if r["best_anchor"] is not None]
+    compared = [r for r in rows if r["best_reference"] is not None]
     timed = [r for r in compared if "time_ratio_fit_cpu_seconds" in r]
     lines += [
         "",
@@ -267,8 +267,8 @@ def page(rows, records, info):
 def figure(rows):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 5))
-    compared = [r for r in rows if r["best_anchor"] is not None]
-    x = [100 * r["best_anchor_error"] for r in compared]
+    compared = [r for r in rows if r["best_reference"] is not None]
+    x = [100 * r["best_reference_error"] for r in compared]
     y = [100 * r["cv_error_on_those_folds"] for r in compared]
     ax.scatter(x, y)
     for r, xi, yi in zip(compared, x, y):
@@ -286,7 +286,7 @@ def add_arguments(parser):
     parser.add_argument("--datasets", nargs="+", default=list(SUITE), choices=SUITE)
     parser.add_argument("--anchor-timeout", type=float, default=900.0,
                         help="seconds before an anchor fold that is not cached is killed")
-    parser.add_argument("--cached-anchors", action="store_true",
+    parser.add_argument("--cached-references", action="store_true",
                         help="fit no anchor: report the folds already cached")
 
 
@@ -307,15 +307,15 @@ def main(argv=None):
     # Anchors last: the suite benchmark may have cached them meanwhile.
     for name in datasets:
         X, y, folds = folds_of(name)
-        records[name]["anchors"] = {}
+        records[name]["references"] = {}
         for method in ANCHORS:
             cell = []
             for fold, (train, test) in enumerate(folds):
                 # After a fold that was not cached and could not be fitted, fit no more.
-                fit = not args.cached_anchors and (not cell or cell[-1] is not None)
+                fit = not args.cached_references and (not cell or cell[-1] is not None)
                 cell.append(anchor_fold(name, fold, method, X, y, train, test,
                                         args.anchor_timeout, cached_only=not fit))
-            records[name]["anchors"][method] = cell
+            records[name]["references"][method] = cell
         print(f"{name}: anchors done", flush=True)
     rows = [summarise(name, records[name]) for name in datasets]
     finish_machine(info)

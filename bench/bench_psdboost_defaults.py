@@ -144,7 +144,7 @@ def summarise(records, names):
             "fit_cpu_seconds": float(np.mean([r["fit_cpu_seconds"] for r in rows])),
             "n_iter": [r["n_iter"] for r in rows],
             "warnings": sorted({w for r in rows for w in r["warnings"]}),
-            "anchors": anchor_errors(name),
+            "references": anchor_errors(name),
         })
     overall = choose(complete) if complete else None
     mean_excess = {str(list(s)): float(np.mean([excess[n, s] for n in complete]))
@@ -171,7 +171,7 @@ def page(table, overall, mean_excess, info):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table:
-        anchors = row["anchors"]
+        anchors = row["references"]
         best = min(anchors.items(), key=lambda item: item[1][0]) if anchors else None
         anchor = f"{best[1][0]:.3f} ± {best[1][1]:.3f} ({best[0]})" if best else "–"
         lines.append(

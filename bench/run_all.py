@@ -25,20 +25,9 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
 # Pages written by a second run of a script with options of its own: (script, options).
-EXTRA_RUNS = [
-    ("bench_suite.py", ["--budget", "900", "--name", "suite_logdet_itml", "--methods",
-                        "Euclidean", "LogDet", "LogDet, n_neighbors=3",
-                        "metric-learn ITML_Supervised"]),
-    # Goal (a) where the default budget stops LMNN and NCA after one fold; PSDBoost and
-    # KernelPOLA (minutes per fold there) are left out, which can only raise our best error.
-    ("bench_suite.py", ["--datasets", "digits", "mnist5000", "--budget", "1500", "--name",
-                        "suite_goal_a_digits_mnist", "--methods", "Euclidean", "LogDet",
-                        "VonNeumann", "MEG", "OnlineLogDet", "POLA", "DefiniteBoost",
-                        "LogDet, n_neighbors=3", "VonNeumann, n_neighbors=3",
-                        "OnlineLogDet, n_neighbors=3", "scikit-learn NCA",
-                        "metric-learn ITML_Supervised", "metric-learn LMNN",
-                        "metric-learn NCA"]),
-]
+# (The suite's second runs with options of their own are gone: bench_suite.py now
+# covers the whole suite in one run, and its folds are cached.)
+EXTRA_RUNS = []
 
 
 def discover():

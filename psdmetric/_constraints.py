@@ -290,7 +290,9 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
     Neighbours (``n_neighbors=k``, as LMNN's target neighbours and impostors): every
     sample is paired with its ``k`` nearest samples of its own class (+1) and its ``k``
     nearest samples of other classes (-1), Euclidean in ``X``; repeated pairs are
-    dropped. These local constraints ask the metric to fix the neighbourhoods a k-NN
+    dropped. ``k`` is capped at one less than the size of the smallest class (and at
+    the number of samples outside the largest), so that small classes still get
+    pairs. These local constraints ask the metric to fix the neighbourhoods a k-NN
     classifier uses rather than all distances. No n×n array is formed either way.
 
     Parameters
@@ -305,7 +307,8 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
     X : array-like of shape (n_samples, n_features), default=None
         The samples; required with ``n_neighbors``.
     n_neighbors : int, default=None
-        Neighbours per sample and side; ``None`` draws random pairs.
+        Neighbours per sample and side (capped for small classes, see above);
+        ``None`` draws random pairs.
 
     Returns
     -------
@@ -330,14 +333,19 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
         if n_constraints is not None:
             raise ValueError(
                 "Pass n_constraints (random pairs) or n_neighbors (neighbour pairs), "
-                "not both."
+                "not both; set n_neighbors=None to draw n_constraints random pairs."
             )
         if X is None:
             raise ValueError("Neighbour pairs (n_neighbors) need the samples X.")
         if n_classes < 2:
             raise ValueError("Neighbour pairs need at least two classes in y.")
         X = np.asarray(X, dtype=np.float64)
-        same, other = _nearest_neighbours(X, codes, n_classes, int(n_neighbors))
+        counts = np.bincount(codes, minlength=n_classes)
+        if counts.min() < 2:
+            raise ValueError("Neighbour pairs need at least two samples in every class; "
+                             "pass n_neighbors=None for random pairs.")
+        k = min(int(n_neighbors), counts.min() - 1, len(codes) - counts.max())
+        same, other = _nearest_neighbours(X, codes, n_classes, k)
         origins = np.repeat(np.arange(len(codes)), same.shape[1])
         similar = _unique_pairs(origins, same.ravel(), len(codes))
         dissimilar = _unique_pairs(origins, other.ravel(), len(codes))

@@ -140,8 +140,21 @@ def test_neighbour_pairs_reach_every_pair_learner_and_reject_bad_requests():
         pairs_from_labels(y, n_constraints=10, X=X, n_neighbors=1)
     with pytest.raises(ValueError, match="need the samples X"):
         pairs_from_labels(y, n_neighbors=1)
-    with pytest.raises(ValueError, match="n_neighbors=10 must be"):
-        LogDet(n_neighbors=10).fit(X, y)
+    with pytest.raises(ValueError, match="at least two samples in every class"):
+        pairs_from_labels(np.r_[y, 3], X=np.r_[X, X[:1]], n_neighbors=1)
+
+
+def test_neighbour_pairs_are_capped_by_the_smallest_class():
+    rng = np.random.RandomState(8)
+    X, y = rng.randn(23, 3), np.r_[np.zeros(10), np.ones(10), 2 * np.ones(3)]
+    # The class of 3 samples has 2 same-class neighbours per sample: k is capped at 2.
+    capped = pairs_from_labels(y, X=X, n_neighbors=5)
+    assert_array_equal(capped.pairs, pairs_from_labels(y, X=X, n_neighbors=2).pairs)
+    assert_array_equal(capped.labels, pairs_from_labels(y, X=X, n_neighbors=2).labels)
+    from psdmetric import LogDet
+
+    assert LogDet(n_neighbors=10, random_state=0).fit(X, y).constraints_.pairs.shape == (
+        capped.pairs.shape)
 
 
 def test_triplets_subsample_reproducibly():

@@ -84,10 +84,13 @@ def test_labelled_chunks_form_their_pairs_within_the_chunk(Learner):
     for start in range(0, 300, 100):
         rows = slice(start, start + 100)
         from_labels.partial_fit(X[rows], y[rows])
+        n_neighbors = from_labels.n_neighbors
         if Learner._constraint_kind == "targets":
-            constraints = distance_targets_from_labels(X[rows], y[rows], None, rng)
+            constraints = distance_targets_from_labels(X[rows], y[rows], None, rng,
+                                                       n_neighbors=n_neighbors)
         else:
-            constraints = pairs_from_labels(y[rows], None, rng)
+            constraints = pairs_from_labels(y[rows], None, rng, X=X[rows],
+                                            n_neighbors=n_neighbors)
         explicit.partial_fit(X[rows], constraints=constraints)
     assert_allclose(learned(from_labels), learned(explicit), rtol=1e-13, atol=1e-300)
 

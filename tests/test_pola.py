@@ -170,8 +170,41 @@ def test_inseparable_pairs_warn_at_max_iter():
     rng = np.random.RandomState(4)
     X = rng.randn(30, 3)
     y = rng.randint(0, 2, 30)
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        POLA(max_iter=3, random_state=0).fit(X, y)
+    # One pass: the loss-improvement rule needs a previous pass, so only max_iter stops.
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        POLA(max_iter=1, random_state=0).fit(X, y)
+
+
+def _total_hinge_loss(model, X):
+    pairs = model.constraints_.pairs
+    squared = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
+                                  squared=True)
+    return np.maximum(0.0, model.constraints_.labels * (squared - model.threshold_) + 1).sum()
+
+
+@pytest.mark.parametrize("tol", [1e-2, 1e-1])
+def test_inseparable_pairs_stop_when_the_pass_loss_stops_improving(tol):
+    rng = np.random.RandomState(4)
+    X = rng.randn(30, 3)
+    y = rng.randint(0, 2, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = POLA(tol=tol, max_iter=500, random_state=0).fit(X, y)
+    n = model.n_iter_
+    assert 1 < n < 500
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        last, final = [
+            _total_hinge_loss(POLA(tol=0.0, max_iter=k, random_state=0).fit(X, y), X)
+            for k in (n - 1, n)]
+        if n > 2:
+            before = _total_hinge_loss(
+                POLA(tol=0.0, max_iter=n - 2, random_state=0).fit(X, y), X)
+            # The rule did not fire one pass earlier.
+            assert before - last > tol * before
+    assert _total_hinge_loss(model, X) == pytest.approx(final, rel=1e-12)
+    # The last pass improved the total loss by at most tol times the previous one.
+    assert last - final <= tol * last
 
 
 def test_pair_api_is_consistent_with_distances_and_threshold():
@@ -237,9 +270,12 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, max_iter=3, random_state=0)
+        # Random pairs: the same pairs in both spaces (neighbours would differ).
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, n_neighbors=None, max_iter=3,
+                              random_state=0)
         implicit.fit(X, y)
-        explicit = POLA(gamma=1.0, max_iter=3, random_state=0).fit(features, y)
+        explicit = POLA(gamma=1.0, n_neighbors=None, max_iter=3,
+                        random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
     assert_allclose(implicit.pair_distance(pairs_implicit),
@@ -250,8 +286,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
-                         random_state=0).fit(X, y)
-        flat = POLA(gamma=1.0, max_iter=20, random_state=0).fit(X, y)
+                         n_neighbors=None, random_state=0).fit(X, y)
+        flat = POLA(gamma=1.0, max_iter=20, n_neighbors=None, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
     assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1
