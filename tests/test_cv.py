@@ -148,7 +148,7 @@ def test_random_state_none_draws_one_seed_for_all_folds_and_the_refit():
     X, y = load_iris(return_X_y=True)
     search = LogDetCV((1.0,), (None,), cv=3, random_state=np.random.RandomState(3)).fit(X, y)
     seed = np.random.RandomState(3).randint(np.iinfo(np.int32).max)
-    plain = LogDet(random_state=seed).fit(X, y)
+    plain = LogDet(gamma=1.0, n_neighbors=None, random_state=seed).fit(X, y)
     np.testing.assert_array_equal(search.components_, plain.components_)
 
 
