@@ -19,76 +19,31 @@ The anchors (metric-learn ``ITML_Supervised``, ``LMNN``, ``NCA`` and scikit-lear
 """
 
 import hashlib
-import json
-import os
 import subprocess
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.model_selection import StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
 from _anchors import run_anchor
-from _datasets import SUITE, load_suite
+from _datasets import SUITE
 from _reporting import (finish_machine, machine, machine_line, mean_and_standard_error,
                         parse_arguments, pyplot, write)
+from _suite import (ANCHOR_CACHE, ANCHORS, N_SPLITS, fitted_rank, knn_error, read_json,
+                    suite_data, write_json)
 from psdmetric import LogDetCV
 
-N_SPLITS = 5
-N_NEIGHBORS = 5
 MAX_RANK = 64
-ANCHOR_CACHE = Path("/tmp/anchor_cache")
 CV_CACHE = Path("/tmp/psdmetric_cv_cache")
 # Change whenever a change to psdmetric changes what LogDetCV fits: cached folds go stale.
 CV_CODE = 1
-# Cache name: (table row, "module:Class").
-ANCHORS = {
-    "ITML_Supervised": ("metric-learn ITML_Supervised", "metric_learn:ITML_Supervised"),
-    "LMNN": ("metric-learn LMNN", "metric_learn:LMNN"),
-    "NCA": ("metric-learn NCA", "metric_learn:NCA"),
-    "sklearn_NCA": ("scikit-learn NCA", "sklearn.neighbors:NeighborhoodComponentsAnalysis"),
-}
-# A metric with fewer eigenvalues above this fraction of the largest has lost rank.
-RANK_TOLERANCE = 1e-6
-
-
-def folds_of(name):
-    X, y = load_suite(name)
-    return X, y, list(StratifiedKFold(N_SPLITS, shuffle=True, random_state=0).split(X, y))
 
 
 def scaled(X, y, train, test):
     scaler = StandardScaler().fit(X[train])
     return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
-
-
-def knn_error(Z_train, y_train, Z_test, y_test):
-    model = KNeighborsClassifier(N_NEIGHBORS).fit(Z_train, y_train)
-    return float(1.0 - model.score(Z_test, y_test))
-
-
-def fitted_rank(metric):
-    eigenvalues = np.linalg.eigvalsh(np.asarray(metric, dtype=float))
-    return int(np.sum(eigenvalues > RANK_TOLERANCE * max(eigenvalues.max(), 0.0)))
-
-
-def read_json(path):
-    try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return None
-
-
-def write_json(path, value):
-    """Through a temporary name and ``os.replace``: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value))
-    os.replace(temporary, path)
 
 
 def cv_learner(n_features):
@@ -296,7 +251,7 @@ def main(argv=None):
     info = machine()
     records = {}
     for name in datasets:
-        X, y, folds = folds_of(name)
+        X, y, folds = suite_data(name)
         records[name] = {"shape": [*X.shape, int(len(np.unique(y)))], "LogDetCV": [],
                          "Euclidean": []}
         for fold, (train, test) in enumerate(folds):
@@ -306,7 +261,7 @@ def main(argv=None):
             print(f"{name} fold {fold}: LogDetCV {records[name]['LogDetCV'][-1]}", flush=True)
     # Anchors last: the suite benchmark may have cached them meanwhile.
     for name in datasets:
-        X, y, folds = folds_of(name)
+        X, y, folds = suite_data(name)
         records[name]["references"] = {}
         for method in ANCHORS:
             cell = []
