@@ -1,5 +1,8 @@
 """
-===================================================================
+========================================================================
+PSDBoost: the dual objective per base (Shen, Welsh & Wang, 2008, Fig. 1)
+========================================================================
+
 :class:`~psdmetric.PSDBoost` learns a trace-one metric ``X = Σ θ_m u_m u_mᵀ`` one rank-one
 base at a time (column generation). After each base it solves the restricted dual
 LP, whose optimum ``π`` can only rise: every new base adds a constraint to the dual,

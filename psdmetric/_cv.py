@@ -288,8 +288,7 @@ _SHARED_DOC = """
     n_components : int, default=None
         Rank of the learned metric, as in :class:`{learner}`.
 
-    prior : {{"identity", "covariance"}} or ndarray of shape (n_features, n_features), \\
-            default="identity"
+    prior : {{"identity", "covariance"}} or ndarray, default="identity"
         Starting matrix ``M₀``, as in :class:`{learner}`.
 
     n_constraints : int, default=None
