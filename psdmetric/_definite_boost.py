@@ -170,13 +170,13 @@ class DefiniteBoost(PairBregmanMixin):
         "projection": [StrOptions({"approximate", "exact"})],
         "dual_correction": ["boolean"],
     }
-    _parameter_constraints.pop("gamma")
 
     def __init__(
         self,
         n_components=None,
         *,
         prior="identity",
+        gamma=np.inf,
         bounds=None,
         n_constraints=None,
         n_neighbors=3,
@@ -189,6 +189,7 @@ class DefiniteBoost(PairBregmanMixin):
     ):
         self.n_components = n_components
         self.prior = prior
+        self.gamma = gamma
         self.bounds = bounds
         self.n_constraints = n_constraints
         self.n_neighbors = n_neighbors
@@ -221,6 +222,10 @@ class DefiniteBoost(PairBregmanMixin):
         problem = _TraceOneProblem(
             factor, constraints.pairs[usable], direction[usable], targets[usable],
             differences[usable], lengths[usable], bottom[usable], top[usable], eigenvalues)
+        if self.projection == "exact" and not np.isinf(self.gamma):
+            raise ValueError(
+                f"gamma={self.gamma!r} asks for slack, which only projection='approximate' "
+                "has; pass gamma=np.inf for projection='exact'.")
         with threadpool_limits(limits=1, user_api="blas"):
             solve = self._exact if self.projection == "exact" else self._approximate
             self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
@@ -258,6 +263,10 @@ class DefiniteBoost(PairBregmanMixin):
             return 0, 0
         start = np.arange(m + 1, dtype=np.intp)
         shift = problem.direction * problem.targets
+        # γ caps how far one pair moves log W: its dual times ‖z‖² = λmax − λmin of C_j.
+        cap = self.gamma / problem.lengths
+        # With slack every problem is feasible and the dual objective is bounded below.
+        floor = problem.floor if np.isinf(self.gamma) else -np.inf
         offset = np.zeros(1)
         n_steps = np.zeros(1, dtype=np.intp)
 
@@ -265,9 +274,9 @@ class DefiniteBoost(PairBregmanMixin):
             steps, residual, objective = definite_boost_steps(
                 problem.differences, problem.direction, start, shift, problem.bottom,
                 problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
-                correction=self.dual_correction, floor=problem.floor)
+                correction=self.dual_correction, floor=floor, cap=cap)
             n_steps[0] += steps
-            failure = problem.infeasibility(objective)
+            failure = problem.infeasibility(objective) if np.isinf(self.gamma) else None
             return Round((n_steps[0], residual, objective), converged=residual <= self.tol,
                          failure=failure)
 

@@ -15,13 +15,15 @@ from ._eigen_workspace cimport Work
 cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] start,
                                const double[::1] shift, const double[::1] lmin,
                                const double[::1] lmax, const double[::1] dual,
-                               const double[::1] a_term, double[::1] r, bint correction,
+                               const double[::1] cap, const double[::1] a_term,
+                               double[::1] r, bint correction,
                                double* residual) noexcept nogil:
     """The constraint to step on (-1 if none), with every ``r[j] = tr(W C_j)``.
 
-    Candidates are the violated constraints (with ``correction``, also those with a
-    positive dual and ``r_j < 0``); the largest ``|r_j|`` wins. ``residual`` receives the
-    largest normalised ``|r_j|`` among the candidates.
+    Candidates are the violated constraints whose dual is below its cap (with
+    ``correction``, also those with a positive dual and ``r_j < 0``); the largest
+    ``|r_j|`` wins. ``residual`` receives the largest normalised ``|r_j|`` among the
+    candidates.
     """
     cdef Py_ssize_t j, kk, best = -1
     cdef double rj, score, best_score = 0.0
@@ -33,7 +35,8 @@ cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] sta
         for kk in range(start[j], start[j + 1]):
             rj += coef[kk] * a_term[kk]
         r[j] = rj
-        if rj > 0.0 or (correction and dual[j] > 0.0 and rj < 0.0):
+        if (rj > 0.0 and dual[j] < cap[j]) or (correction and dual[j] > 0.0
+                                                and rj < 0.0):
             score = fabs(rj)
             # Relative to the bound (shift) when there is one, else to the range.
             residual[0] = max(residual[0], score / (fabs(shift[j]) if shift[j] != 0.0
@@ -49,7 +52,7 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                          const double[::1] lmin, const double[::1] lmax,
                          double[::1] dual, double[::1] Q, double[::1, :] W,
                          double[::1] offset, *, Py_ssize_t max_steps, double tol,
-                         bint correction, double floor):
+                         bint correction, double floor, cap=None):
     """Greedy DefiniteBoost steps with approximate projections.
 
     The steps of Tsuda, Rätsch & Warmuth (2005), §4.2. Constraint ``j`` is
@@ -63,9 +66,12 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     violated ones (with ``correction``, also among those with ``dual > 0`` and
     ``r_j < 0``, by ``|r_j|``), takes the step
     ``α = log((1 − r/lmin) / (1 − r/lmax)) / (lmax − lmin)`` (eq. 13, signs derived in
-    ALGORITHMS.md §4), clipped at ``−dual[j]`` with ``correction``, and sets
+    ALGORITHMS.md §4), clipped so that ``0 ≤ dual[j] ≤ cap[j]``, and sets
     ``S ← S − α Σ_k coef[k] T[k] T[k]ᵀ`` (the multiple of I only rescales W), one rank-one
-    eigen update per term; ``dual[j] += α``. It stops when the largest
+    eigen update per term; ``dual[j] += α``. ``cap`` (default: all infinite) bounds the
+    duals: this is the slack problem ``min D_vN(W, W₁) + Σ_j cap_j max(0, tr(W C_j))``,
+    whose dual (eq. 9 over the box ``0 ≤ γ ≤ cap``) the steps minimise; a violated
+    constraint whose dual sits at its cap is no longer a candidate. It stops when the largest
     ``|r_j| / |shift_j|`` among those candidates (``|r_j| / (lmax_j − lmin_j)`` where
     ``shift_j = 0``) is at most ``tol``, or after ``max_steps`` steps.
 
@@ -83,12 +89,14 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     cdef int ni = <int> n, nti = <int> nt, one = 1
     cdef double alpha = 1.0, beta = 0.0, z, rj, residual = INFINITY
     cdef double sum_gb = 0.0, nw, a, zsum, dual_value = 0.0
+    cdef double[::1] upper = np.full(m, INFINITY) if cap is None else cap
     if W.shape[0] != n or W.shape[1] != n or T.shape[1] != n:
         raise ValueError("T, Q and W must describe the same dimension")
     if start.shape[0] != m + 1 or start[m] != nt or coef.shape[0] != nt:
         raise ValueError("start must delimit the terms of each constraint")
-    if lmin.shape[0] != m or lmax.shape[0] != m or dual.shape[0] != m:
-        raise ValueError("lmin, lmax and dual need one entry per constraint")
+    if (lmin.shape[0] != m or lmax.shape[0] != m or dual.shape[0] != m
+            or upper.shape[0] != m):
+        raise ValueError("lmin, lmax, dual and cap need one entry per constraint")
     _check_sorted(Q)
     if n == 0 or m == 0:
         return 0, 0.0, 0.0
@@ -121,8 +129,8 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                 for i in range(n):
                     a += ex[i] * omega[i, kk] * omega[i, kk]
                 a_term[kk] = a / zsum
-            j = _most_violated(coef, start, shift, lmin, lmax, dual, a_term, r, correction,
-                               &residual)
+            j = _most_violated(coef, start, shift, lmin, lmax, dual, upper, a_term, r,
+                               correction, &residual)
             if j < 0 or residual <= tol or step == max_steps:
                 break
             rj = r[j]
@@ -131,7 +139,11 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
                     / max(1.0 - rj / lmax[j], DBL_EPSILON)) / (lmax[j] - lmin[j])
             if correction and z < -dual[j]:
                 z = -dual[j]
-            dual[j] += z
+            if z >= upper[j] - dual[j]:
+                z = upper[j] - dual[j]
+                dual[j] = upper[j]
+            else:
+                dual[j] += z
             sum_gb += z * shift[j]
             for kk in range(start[j], start[j + 1]):
                 for i in range(n):
