@@ -14,7 +14,7 @@ from psdmetric._solvers import definite_boost_steps
 
 
 def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=False,
-              log_prior=None):
+              log_prior=None, cap=None):
     """Run the compiled steps from W₁ = exp(log_prior) / tr (I/n by default).
 
     One step per call, so that each step's constraint (the dual that moved), its
@@ -33,7 +33,8 @@ def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=Fals
         before, M = dual.copy(), (W * np.exp(Q)) @ W.T
         taken, residual, value = definite_boost_steps(
             terms, coef, start, shift, np.asarray(lmin, float), np.asarray(lmax, float),
-            dual, Q, W, offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf)
+            dual, Q, W, offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf,
+            cap=cap)
         if taken == 0:
             break
         (j,) = np.flatnonzero(dual != before)
@@ -93,7 +94,7 @@ def feasible_pairs(seed, n_features=4, n_pairs=10, slack=0.05):
     return X, PairConstraints(pairs, labels, bounds=bounds)
 
 
-def pair_steps(X, constraints, n_steps, correction=False):
+def pair_steps(X, constraints, n_steps, correction=False, gamma=np.inf):
     Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
     delta = constraints.labels.astype(float)
     lengths = np.einsum("ij,ij->i", Z, Z)
@@ -101,7 +102,7 @@ def pair_steps(X, constraints, n_steps, correction=False):
     lmax = np.where(delta > 0, lengths - xi, xi)
     lmin = np.where(delta > 0, -xi, xi - lengths)
     result = run_steps(Z, delta, np.arange(len(Z) + 1), delta * xi, lmin, lmax, X.shape[1],
-                       n_steps, correction)
+                       n_steps, correction, cap=gamma / lengths)
     return result, Z, delta, lmin, lmax
 
 
@@ -126,8 +127,8 @@ def test_dual_objective_falls_with_dual_corrections_too():
     assert np.all(np.diff(result["objective"]) <= 1e-13)
 
 
-def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction):
-    """Plain NumPy DefiniteBoost on dense matrices (seed 000 §4.2)."""
+def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction, cap):
+    """Plain NumPy DefiniteBoost on dense matrices (seed 000 §4.2), duals in [0, cap]."""
     d = Z.shape[1]
     S, dual, chosen = np.zeros((d, d)), np.zeros(len(Z)), []
     C = [delta[j] * (np.outer(Z[j], Z[j]) - xi[j] * np.eye(d)) for j in range(len(Z))]
@@ -136,13 +137,14 @@ def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction):
         W = (vectors * np.exp(values - values.max())) @ vectors.T
         W /= np.trace(W)
         r = np.array([np.sum(W * Cj) for Cj in C])
-        candidates = (r > 0) | (correction & (dual > 0) & (r < 0))
+        candidates = ((r > 0) & (dual < cap)) | (correction & (dual > 0) & (r < 0))
         if not candidates.any():
             break
         j = int(np.argmax(np.where(candidates, np.abs(r), -1)))
         alpha = np.log((1 - r[j] / lmin[j]) / (1 - r[j] / lmax[j])) / (lmax[j] - lmin[j])
         if correction:
             alpha = max(alpha, -dual[j])
+        alpha = min(alpha, cap[j] - dual[j])
         dual[j] += alpha
         S = S - alpha * C[j]
         chosen.append(j)
@@ -151,13 +153,21 @@ def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction):
     return W / np.trace(W), dual, chosen
 
 
+@pytest.mark.parametrize("gamma", [np.inf, 0.3])
 @pytest.mark.parametrize("correction", [False, True])
-def test_compiled_steps_equal_numpy_reference(correction):
-    X, constraints = feasible_pairs(seed=8, n_features=5, n_pairs=12)
-    # 30 steps: before the violations reach roundoff, where the choice is arbitrary.
-    result, Z, delta, lmin, lmax = pair_steps(X, constraints, 30, correction)
+def test_compiled_steps_equal_numpy_reference(correction, gamma):
+    # With slack: bounds no trace-one W meets, so that duals reach their caps.
+    X, constraints = feasible_pairs(seed=8, n_features=5, n_pairs=12,
+                                    slack=0.05 if np.isinf(gamma) else -0.5)
+    # Steps before the violations reach roundoff, where the choice is arbitrary.
+    n_steps = 30 if np.isinf(gamma) else 14
+    result, Z, delta, lmin, lmax = pair_steps(X, constraints, n_steps, correction, gamma)
+    cap = gamma / np.einsum("ij,ij->i", Z, Z)
     W, dual, chosen = reference_definite_boost(Z, delta, constraints.bounds, lmin, lmax,
-                                               30, correction)
+                                               n_steps, correction, cap)
+    if not np.isinf(gamma):
+        assert np.sum(dual == cap) >= 2
+    assert np.all((dual >= 0) & (dual <= cap))
     assert np.abs(result["violation"]).min() > 1e-12
     assert np.array_equal(result["chosen"], chosen)
     assert_allclose(result["dual"], dual, rtol=1e-9, atol=1e-12)
@@ -251,3 +261,69 @@ def test_label_fit_gives_a_trace_one_metric():
     assert np.all(model.eigenvalues_ > 0)
     assert np.trace(model.get_mahalanobis_matrix()) == pytest.approx(1.0)
     assert model.dual_coef_.shape == (len(model.constraints_.pairs),)
+
+
+def slack_fit(seed, gamma):
+    """A fit with slack on pairs no trace-one W meets, and its violations tr(W C_j)."""
+    X, constraints = feasible_pairs(seed, slack=-0.4)
+    model = DefiniteBoost(gamma=gamma, dual_correction=True, tol=1e-11, max_iter=100_000)
+    model.fit(X, constraints=constraints)
+    W = model.get_mahalanobis_matrix()
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    lengths = np.einsum("ij,ij->i", Z, Z)
+    # Every pair can hold for some trace-one W, so none is left out of the problem.
+    assert np.all(constraints.bounds < lengths)
+    violation = constraints.labels * (np.einsum("ij,jk,ik->i", Z, W, Z) - constraints.bounds)
+    return model, constraints, W, violation, gamma / lengths
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_slack_solution_satisfies_kkt_and_strong_duality(seed):
+    model, constraints, W, violation, cap = slack_fit(seed, gamma=2.0)
+    dual, scale = model.dual_coef_, 1e-8 * constraints.bounds
+    at_cap, free = dual == cap, (dual > 0) & (dual < cap)
+    assert at_cap.sum() >= 2 and free.sum() >= 1  # both kinds of KKT condition are tested
+    assert np.all((dual >= 0) & (dual <= cap))
+    assert np.all(violation[dual == 0] <= scale[dual == 0])
+    assert np.all(np.abs(violation[free]) <= scale[free])
+    assert np.all(violation[at_cap] >= -scale[at_cap])
+    # Strong duality: D_vN(W, I/d) + Σ cap_j max(0, tr(W C_j)) = −(dual objective, eq. 9).
+    values = np.linalg.eigvalsh(W)
+    primal = values @ np.log(values * len(W)) + cap @ np.maximum(violation, 0)
+    assert primal == pytest.approx(-model.dual_objective_, rel=1e-8)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_slack_solution_equals_the_cvxpy_oracle(seed):
+    cp = pytest.importorskip("cvxpy")
+    model, constraints, W, _, cap = slack_fit(seed, gamma=2.0)
+    X = np.random.RandomState(seed).randn(30, 4)  # the samples of feasible_pairs(seed)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    V = cp.Variable((4, 4), symmetric=True)
+    violation = cp.multiply(constraints.labels,
+                            cp.hstack([z @ V @ z for z in Z]) - constraints.bounds)
+    # D_vN(V, I/d) = −S(V) + log d for trace-one V; the hinge penalty is the slack.
+    problem = cp.Problem(cp.Minimize(-cp.von_neumann_entr(V) + cap @ cp.pos(violation)),
+                         [V >> 0, cp.trace(V) == 1])
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    assert linalg.norm(W - V.value) <= 1e-4 * linalg.norm(V.value)
+    assert problem.value == pytest.approx(-model.dual_objective_ - np.log(4), abs=1e-6)
+
+
+def test_slack_replaces_the_infeasibility_stop():
+    # The problem of the infeasibility test: with slack it has an optimum, reached.
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    constraints = PairConstraints([[0, 1], [0, 2]], [-1, -1], bounds=[0.9, 0.9])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = DefiniteBoost(gamma=1.0, dual_correction=True, tol=1e-10).fit(
+            X, constraints=constraints)
+    # Symmetric problem: the optimum is I/2 with both duals at their cap γ/‖z‖² = 1.
+    assert_allclose(model.get_mahalanobis_matrix(), np.eye(2) / 2, atol=1e-12)
+    assert_allclose(model.dual_coef_, [1.0, 1.0])
+
+
+def test_exact_projections_refuse_slack():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="gamma"):
+        DefiniteBoost(projection="exact", gamma=0.1).fit(X, y)
