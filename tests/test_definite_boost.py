@@ -198,11 +198,11 @@ def divergence_to_uniform(W):
 def test_exact_and_corrected_steps_reach_the_oracle_and_uncorrected_ones_need_not(seed):
     X, constraints = feasible_pairs(seed)
     expected = _cvxpy_trace_one(X, constraints)
-    fits = {name: DefiniteBoost(tol=1e-9, max_iter=100_000, **params).fit(
+    fits = {name: DefiniteBoost(gamma=np.inf, tol=1e-9, max_iter=100_000, **params).fit(
         X, constraints=constraints).get_mahalanobis_matrix()
         for name, params in [("exact", {"projection": "exact"}),
                              ("corrected", {"dual_correction": True}),
-                             ("uncorrected", {})]}
+                             ("uncorrected", {"dual_correction": False})]}
     for name in ("exact", "corrected"):
         assert linalg.norm(fits[name] - expected) <= 1e-4 * linalg.norm(expected), name
     # Without corrections the steps stop at a feasible point that is not the closest
@@ -221,7 +221,7 @@ def test_infeasible_constraints_are_certified_and_stop_early(projection):
     # length: no trace-one W can give both.
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     constraints = PairConstraints([[0, 1], [0, 2]], [-1, -1], bounds=[0.9, 0.9])
-    model = DefiniteBoost(projection=projection, max_iter=10_000)
+    model = DefiniteBoost(projection=projection, gamma=np.inf, max_iter=10_000)
     with pytest.warns(ConvergenceWarning, match="infeasible"):
         model.fit(X, constraints=constraints)
     assert model.n_iter_ < 100
@@ -240,7 +240,7 @@ def test_kernel_learning_from_index_pairs_like_seed_000_section_5():
     close = np.argwhere(np.triu(half_distances < 0.2 / n, k=1))
     # Similar pairs: ½‖x_a − x_b‖² ≤ γ = 0.2/n, i.e. tr(W X_j) ≤ γ (seed 000 §5).
     constraints = PairConstraints(close, np.ones(len(close)), bounds=np.full(len(close), 0.2 / n))
-    model = DefiniteBoost(tol=1e-6, max_iter=10_000)
+    model = DefiniteBoost(gamma=np.inf, dual_correction=False, tol=1e-6, max_iter=10_000)
     model.fit(np.eye(n) / np.sqrt(2), constraints=constraints)
     K = model.get_mahalanobis_matrix()
     learned = 0.5 * (np.diag(K)[close[:, 0]] + np.diag(K)[close[:, 1]]

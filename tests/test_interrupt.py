@@ -74,8 +74,7 @@ def problem(Estimator):
         # tol=0: the passes go on to max_iter.
         return np.abs(X), {"y": np.abs(X) @ [0.4, 0.3, 0.2, 0.1]}, {"tol": 0.0}
     if Estimator is DefiniteBoost:
-        # From labels the trace-one bounds are infeasible here (certified after one
-        # cycle); these pairs have bounds met by a hidden trace-one metric.
+        # Hard constraints with bounds met by a hidden trace-one metric: several cycles.
         root = rng.randn(4, 4)
         hidden = root @ root.T / np.trace(root @ root.T)
         pairs = np.array([rng.choice(60, 2, replace=False) for _ in range(12)])
@@ -83,7 +82,7 @@ def problem(Estimator):
         labels = np.where(np.arange(12) % 2 == 0, 1, -1)
         bounds = np.einsum("ij,jk,ik->i", Z, hidden, Z) * (1 + 0.05 * labels)
         return X, {"constraints": PairConstraints(pairs, labels, bounds=bounds)}, {
-            "random_state": 0}
+            "random_state": 0, "gamma": np.inf}
     return X, {"y": y}, {"random_state": 0}
 
 

@@ -56,8 +56,9 @@ def fits():
     learners = {
         "LogDet": LogDet(bounds=(2.0, 8.0), gamma=1.0, tol=0.0, **common),
         "VonNeumann": VonNeumann(bounds=(2.0, 8.0), gamma=1.0, tol=0.0, **common),
-        "DefiniteBoost": DefiniteBoost(tol=0.0, dual_correction=True, **common),
-        "DefiniteBoost-exact": DefiniteBoost(tol=0.0, projection="exact", **common),
+        "DefiniteBoost": DefiniteBoost(gamma=np.inf, tol=0.0, dual_correction=True, **common),
+        "DefiniteBoost-exact": DefiniteBoost(gamma=np.inf, tol=0.0, projection="exact",
+                                             **common),
         "MEG": MEG(eta=0.5, tol=0.0, **common),
         "OnlineLogDet": OnlineLogDet(eta=0.1, scale="auto", tol=0.0, **common),
         "POLA": POLA(gamma=0.5, beta=0.0, initial_threshold=1.0, tol=0.0, **common),
