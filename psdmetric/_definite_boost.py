@@ -51,7 +51,7 @@ class DefiniteBoost(PairBregmanMixin):
             default="identity"
         Starting matrix, normalised to trace one: ``W₁ = M₀ / tr(M₀)``.
 
-    gamma : float, default=0.1
+    gamma : float, default=0.03
         Slack trade-off γ > 0: each pair's dual is capped at ``gamma / ‖z‖²``, so that
         one pair changes the eigenvalues of ``log W`` by at most ``gamma`` (scale-free);
         ``np.inf`` enforces the constraints exactly (needed for
@@ -191,7 +191,7 @@ class DefiniteBoost(PairBregmanMixin):
         n_components=None,
         *,
         prior="identity",
-        gamma=0.1,
+        gamma=0.03,
         bounds=None,
         n_constraints=None,
         n_neighbors=None,
