@@ -40,7 +40,7 @@ GRIDS = {
     "VonNeumann": [{**pairs, "gamma": gamma} for gamma in (1.0, 0.1, 0.01)
                    for pairs in ({"n_neighbors": None}, {"n_neighbors": 3})],
     # Greedy steps cost O(m d²) each: n_neighbors=3 (~8,000 pairs on the largest sets)
-    # and gamma=1 (9 s per fit on digits) take far over 2 s of CPU per fit.
+    # and gamma=1 (9 s per fit on digits with random pairs) take far over 2 s of CPU.
     "DefiniteBoost": [{**pairs, "gamma": gamma, "dual_correction": True}
                       for gamma in (0.1, 0.03, 0.01) for pairs in _PAIRS[:2]],
     "MEG": [{**pairs, "max_iter": passes} for passes in (20, 5) for pairs in _PAIRS],

@@ -145,7 +145,7 @@ class DefiniteBoost(PairBregmanMixin):
     never hold; both are left out (``z`` in the range of the prior).
 
     Feasibility and slack. Pairs drawn from labels with the 5th/95th-percentile bounds
-    ask more than any trace-one metric can give (overlapping classes). Without slack
+    usually ask more than any trace-one metric can give (the classes overlap). Without slack
     (``gamma=np.inf``) the dual objective then falls without bound; the fit stops, with
     a ``ConvergenceWarning``, as soon as it falls below ``log λmin(W₁)``, which no
     feasible problem allows (weak duality: ``D_vN(W, W₁) ≤ −log λmin(W₁)`` for every
