@@ -237,9 +237,10 @@ def trajectories(pairs, bound, n_objects, cycles, reference):
     for name, correction in (("approximate", False), ("approximate, corrected", True)):
         Q, W, dual, curve = np.zeros(n_objects), np.eye(n_objects, order="F"), np.zeros(m), []
         for _ in range(cycles["approximate"]):
-            definite_boost_steps(differences, direction, np.arange(m + 1, dtype=np.intp),
-                                 targets, bottom, top, dual, Q, W, np.zeros(1), max_steps=m,
-                                 tol=0.0, correction=correction, floor=-np.inf)
+            definite_boost_steps(F, pairs.astype(np.intp), direction,
+                                 np.arange(m + 1, dtype=np.intp), targets, bottom, top, dual,
+                                 Q, W, np.zeros(1), max_steps=m, tol=0.0,
+                                 correction=correction, floor=-np.inf)
             curve.append(relative_error(trace_one(Q, W), reference))
         curves[name] = curve
     return curves

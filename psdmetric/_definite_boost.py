@@ -236,7 +236,7 @@ class DefiniteBoost(PairBregmanMixin):
         dual = np.zeros(len(usable))
         problem = _TraceOneProblem(
             factor, constraints.pairs[usable], direction[usable], targets[usable],
-            differences[usable], lengths[usable], bottom[usable], top[usable], eigenvalues)
+            lengths[usable], bottom[usable], top[usable], eigenvalues)
         if self.projection == "exact" and not np.isinf(self.gamma):
             raise ValueError(
                 f"gamma={self.gamma!r} asks for slack, which only projection='approximate' "
@@ -287,7 +287,7 @@ class DefiniteBoost(PairBregmanMixin):
 
         def one_cycle():
             steps, residual, objective = definite_boost_steps(
-                problem.differences, problem.direction, start, shift, problem.bottom,
+                problem.samples, problem.ends, problem.direction, start, shift, problem.bottom,
                 problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
                 correction=self.dual_correction, floor=floor, cap=cap)
             n_steps[0] += steps
@@ -306,13 +306,16 @@ class DefiniteBoost(PairBregmanMixin):
 class _TraceOneProblem:
     """The usable pair constraints of DefiniteBoost, in the prior's coordinates."""
 
-    def __init__(self, factor, pairs, direction, targets, differences, lengths, bottom,
-                 top, prior_eigenvalues):
+    def __init__(self, factor, pairs, direction, targets, lengths, bottom, top,
+                 prior_eigenvalues):
         self.factor = factor
         self.pairs = np.ascontiguousarray(pairs)
         self.direction = direction
         self.targets = targets
-        self.differences = np.ascontiguousarray(differences)
+        # The samples the pairs use, and each pair as two rows of them.
+        used, ends = np.unique(self.pairs, return_inverse=True)
+        self.samples = np.ascontiguousarray(factor[used])
+        self.ends = np.ascontiguousarray(ends.reshape(-1, 2), dtype=np.intp)
         self.lengths = lengths
         self.bottom = bottom
         self.top = top

@@ -26,13 +26,16 @@ def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=Fals
     offset = np.array([log_prior.max() - np.log(np.exp(log_prior).sum())])
     dual = np.zeros(len(shift))
     terms, coef = np.ascontiguousarray(terms, dtype=float), np.asarray(coef, float)
+    # Each term as the difference of its row and an appended zero row.
+    points = np.vstack([terms, np.zeros((1, n))])
+    ends = np.column_stack([np.arange(len(terms)), np.full(len(terms), len(terms))])
     start, shift = np.asarray(start, np.intp), np.asarray(shift, float)
     chosen, violation, objective = [], [], []
     steps, residual = 0, np.inf
     while steps < n_steps:
         before, M = dual.copy(), (W * np.exp(Q)) @ W.T
         taken, residual, value = definite_boost_steps(
-            terms, coef, start, shift, np.asarray(lmin, float), np.asarray(lmax, float),
+            points, ends, coef, start, shift, np.asarray(lmin, float), np.asarray(lmax, float),
             dual, Q, W, offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf,
             cap=cap)
         if taken == 0:

@@ -47,9 +47,10 @@ cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] sta
     return best
 
 
-def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
-                         const Py_ssize_t[::1] start, const double[::1] shift,
-                         const double[::1] lmin, const double[::1] lmax,
+def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] ends,
+                         const double[::1] coef, const Py_ssize_t[::1] start,
+                         const double[::1] shift, const double[::1] lmin,
+                         const double[::1] lmax,
                          double[::1] dual, double[::1] Q, double[::1, :] W,
                          double[::1] offset, *, Py_ssize_t max_steps, double tol,
                          bint correction, double floor, cap=None):
@@ -58,7 +59,10 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     The steps of Tsuda, Rätsch & Warmuth (2005), §4.2. Constraint ``j`` is
     ``tr(W C_j) <= 0`` for the trace-one ``W = e^S / tr e^S``, with
     ``C_j = Σ_k coef[k] T[k] T[k]ᵀ − shift[j] I`` over ``k`` in
-    ``start[j]:start[j + 1]`` and the eigenvalues of ``C_j`` in ``[lmin[j], lmax[j]]``
+    ``start[j]:start[j + 1]``, each term a difference of two rows of ``points``,
+    ``T[k] = points[ends[k, 0]] − points[ends[k, 1]]`` (pairs share their samples, so
+    ``Wᵀ T[k]`` for every term costs one product with the samples, not one per term),
+    and the eigenvalues of ``C_j`` in ``[lmin[j], lmax[j]]``
     (``lmin < 0 < lmax``; other constraints are never chosen). ``S = W diag(Q) Wᵀ``
     (``Q`` ascending with maximum 0, ``W`` column-major; updated in place).
 
@@ -84,14 +88,16 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     Returns ``(steps, residual, dual_objective)``: the steps taken, the largest
     normalised violation when the loop ended and the dual objective.
     """
-    cdef Py_ssize_t n = Q.shape[0], nt = T.shape[0], m = shift.shape[0]
-    cdef Py_ssize_t step = 0, j, kk, i
-    cdef int ni = <int> n, nti = <int> nt, one = 1
+    cdef Py_ssize_t n = Q.shape[0], nt = ends.shape[0], m = shift.shape[0]
+    cdef Py_ssize_t n_points = points.shape[0], step = 0, j, kk, i, a, b
+    cdef int ni = <int> n, npi = <int> n_points, one = 1
     cdef double alpha = 1.0, beta = 0.0, z, rj, residual = INFINITY
-    cdef double sum_gb = 0.0, nw, a, zsum, dual_value = 0.0
+    cdef double sum_gb = 0.0, nw, value, zsum, dual_value = 0.0
     cdef double[::1] upper = np.full(m, INFINITY) if cap is None else cap
-    if W.shape[0] != n or W.shape[1] != n or T.shape[1] != n:
-        raise ValueError("T, Q and W must describe the same dimension")
+    if W.shape[0] != n or W.shape[1] != n or points.shape[1] != n:
+        raise ValueError("points, Q and W must describe the same dimension")
+    if ends.shape[1] != 2 or (nt > 0 and not (0 <= np.min(ends) and np.max(ends) < n_points)):
+        raise ValueError("ends must hold pairs of row indices of points")
     if start.shape[0] != m + 1 or start[m] != nt or coef.shape[0] != nt:
         raise ValueError("start must delimit the terms of each constraint")
     if (lmin.shape[0] != m or lmax.shape[0] != m or dual.shape[0] != m
@@ -100,7 +106,8 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
     _check_sorted(Q)
     if n == 0 or m == 0:
         return 0, 0.0, 0.0
-    cdef double[::1, :] omega = np.empty((n, max(nt, 1)), order="F")
+    cdef double[::1, :] omega = np.empty((n, max(n_points, 1)), order="F")
+    cdef double[::1] term = np.empty(n)
     cdef double[::1] a_term = np.empty(max(nt, 1))
     cdef double[::1] r = np.empty(m)
     cdef double[::1] ex = np.empty(n)
@@ -113,7 +120,7 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
         sum_gb += dual[j] * shift[j]
     with nogil:
         for step in range(max_steps + 1):
-            # r_j = tr(W C_j): all terms at once, Ωᵀ = Wᵀ Tᵀ.
+            # r_j = tr(W C_j): all terms at once from Ω = Wᵀ pointsᵀ.
             zsum = 0.0
             for i in range(n):
                 ex[i] = exp(Q[i])
@@ -122,13 +129,14 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
             if dual_value < floor:
                 break
             if nt > 0:
-                dgemm(b"T", b"N", &ni, &nti, &ni, &alpha, Wc, &ni, &T[0, 0], &ni, &beta,
-                      &omega[0, 0], &ni)
+                dgemm(b"T", b"N", &ni, &npi, &ni, &alpha, Wc, &ni, &points[0, 0], &ni,
+                      &beta, &omega[0, 0], &ni)
             for kk in range(nt):
-                a = 0.0
+                a, b = ends[kk, 0], ends[kk, 1]
+                value = 0.0
                 for i in range(n):
-                    a += ex[i] * omega[i, kk] * omega[i, kk]
-                a_term[kk] = a / zsum
+                    value += ex[i] * (omega[i, a] - omega[i, b]) * (omega[i, a] - omega[i, b])
+                a_term[kk] = value / zsum
             j = _most_violated(coef, start, shift, lmin, lmax, dual, upper, a_term, r,
                                correction, &residual)
             if j < 0 or residual <= tol or step == max_steps:
@@ -147,7 +155,9 @@ def definite_boost_steps(const double[:, ::1] T, const double[::1] coef,
             sum_gb += z * shift[j]
             for kk in range(start[j], start[j + 1]):
                 for i in range(n):
-                    wk.w[i] = ddot(&ni, Wc + i * n, &one, &T[kk, 0], &one)
+                    term[i] = points[ends[kk, 0], i] - points[ends[kk, 1], i]
+                for i in range(n):
+                    wk.w[i] = ddot(&ni, Wc + i * n, &one, &term[0], &one)
                 nw = dnrm2(&ni, wk.w, &one)
                 if not (0.0 < nw < INFINITY) or coef[kk] == 0.0 or z == 0.0:
                     continue
