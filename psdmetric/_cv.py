@@ -9,6 +9,7 @@ as the plain learner would draw them, so each inner fit equals
 ``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` fitted on that fold.
 """
 
+import functools
 import time
 import warnings
 from numbers import Integral, Real
@@ -23,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._base import MahalanobisMixin
 from ._bregman import prior_eigenpairs
@@ -73,6 +74,12 @@ def _true_class_probability(knn, Z_test, y_test):
     return float(np.mean(np.where(seen, proba[np.arange(len(y_test)), index], 0.0)))
 
 
+@functools.cache
+def _threadpool_controller():
+    """One controller per process: building one scans every loaded library."""
+    return ThreadpoolController()
+
+
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
                 knn_neighbors, seed):
     """Held-out k-NN score and fit time of ``learner`` for every γ on one fold and scheme.
@@ -86,7 +93,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         return None
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries only contend.
     # Ctrl-C stops the search: an inner fit must not keep a partial metric and go on.
-    with threadpool_limits(limits=1, user_api="openmp"), warnings.catch_warnings():
+    with _threadpool_controller().limit(limits=1, user_api="openmp"), \
+            warnings.catch_warnings():
         warnings.filterwarnings("error", ".*training interrupted by the user",
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)
@@ -107,8 +115,10 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             fitted = clone(learner).set_params(gamma=gamma, random_state=rng).fit(
                 X_train, constraints=constraints)
             fit_times.append(time.perf_counter() - start)
-            knn = KNeighborsClassifier(knn_neighbors).fit(fitted.transform(X_train), y_train)
-            scores.append(_true_class_probability(knn, fitted.transform(X[test]), y[test]))
+            # X is validated once in fit: ``transform`` would validate it again per γ.
+            knn = KNeighborsClassifier(knn_neighbors).fit(
+                X_train @ fitted.components_.T, y_train)
+            scores.append(_true_class_probability(knn, X[test] @ fitted.components_.T, y[test]))
     return np.array(scores), np.array(fit_times)
 
 
