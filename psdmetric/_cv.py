@@ -1,14 +1,15 @@
-"""Cross-validated LogDet and VonNeumann: γ and the pair scheme chosen by k-NN accuracy.
+"""Cross-validated LogDet and VonNeumann: γ and the pair scheme chosen by held-out k-NN.
 
 Like scikit-learn's ``RidgeCV`` and ``LogisticRegressionCV``: every candidate (a slack
-weight γ and a way of drawing pairs from the labels) is scored by the accuracy of a
-k-NN classifier in the learned space on held-out folds, and the learner is then refitted
-on all the data with the best candidate. The pairs and their bounds are drawn once per
-fold and scheme and shared by every γ, exactly as the plain learner would draw them, so
-each inner fit equals ``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` fitted on
-that fold.
+weight γ and a way of drawing pairs from the labels) is scored on held-out folds by a
+k-NN classifier in the learned space (its mean predicted probability of the true
+class), and the learner is then refitted on all the data with the best candidate. The
+pairs and their bounds are drawn once per fold and scheme and shared by every γ, exactly
+as the plain learner would draw them, so each inner fit equals
+``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` fitted on that fold.
 """
 
+import functools
 import time
 import warnings
 from numbers import Integral, Real
@@ -23,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._base import MahalanobisMixin
 from ._bregman import prior_eigenpairs
@@ -50,27 +51,50 @@ def _check_grid(values, name, kind):
     return list(dict.fromkeys(None if v is None else int(v) for v in values))
 
 
-def _neighbour_pairs_possible(y, n_neighbors):
-    """Whether ``n_neighbors`` same-class and other-class neighbours exist for every sample."""
+def _neighbour_pairs_possible(y):
+    """Whether neighbour pairs can be drawn: two classes, each with two samples or more.
+
+    ``pairs_from_labels`` caps ``n_neighbors`` at the smallest class, so that is all
+    the learner itself needs.
+    """
     counts = np.unique(y, return_counts=True)[1]
-    return len(counts) >= 2 and n_neighbors < counts.min() and (
-        n_neighbors <= len(y) - counts.max())
+    return len(counts) >= 2 and counts.min() >= 2
+
+
+def _true_class_probability(knn, Z_test, y_test):
+    """Mean share of each test sample's k nearest training samples that hold its label.
+
+    This is the k-NN classifier's predicted probability of the true class, averaged: on
+    a held-out fold of a few dozen samples it moves by 1/(k·n) where the accuracy moves
+    by 1/n, so candidates that differ by less than one test sample are still ranked.
+    """
+    proba = knn.predict_proba(Z_test)
+    index = np.searchsorted(knn.classes_, y_test).clip(max=len(knn.classes_) - 1)
+    seen = knn.classes_[index] == y_test
+    return float(np.mean(np.where(seen, proba[np.arange(len(y_test)), index], 0.0)))
+
+
+@functools.cache
+def _threadpool_controller():
+    """One controller per process: building one scans every loaded library."""
+    return ThreadpoolController()
 
 
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
                 knn_neighbors, seed):
-    """k-NN test accuracy and fit time of ``learner`` for every γ on one fold and scheme.
+    """Held-out k-NN score and fit time of ``learner`` for every γ on one fold and scheme.
 
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
     the same stream position, so each fit equals the plain fit on the fold.
     """
     X_train, y_train = X[train], y[train]
-    if n_neighbors is not None and not _neighbour_pairs_possible(y_train, n_neighbors):
+    if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
         return None
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries only contend.
     # Ctrl-C stops the search: an inner fit must not keep a partial metric and go on.
-    with threadpool_limits(limits=1, user_api="openmp"), warnings.catch_warnings():
+    with _threadpool_controller().limit(limits=1, user_api="openmp"), \
+            warnings.catch_warnings():
         warnings.filterwarnings("error", ".*training interrupted by the user",
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)
@@ -91,15 +115,17 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             fitted = clone(learner).set_params(gamma=gamma, random_state=rng).fit(
                 X_train, constraints=constraints)
             fit_times.append(time.perf_counter() - start)
-            knn = KNeighborsClassifier(knn_neighbors).fit(fitted.transform(X_train), y_train)
-            scores.append(knn.score(fitted.transform(X[test]), y[test]))
+            # X is validated once in fit: ``transform`` would validate it again per γ.
+            knn = KNeighborsClassifier(knn_neighbors).fit(
+                X_train @ fitted.components_.T, y_train)
+            scores.append(_true_class_probability(knn, X[test] @ fitted.components_.T, y[test]))
     return np.array(scores), np.array(fit_times)
 
 
 class _PairLearnerCV(MahalanobisMixin):
     """Shared fit of LogDetCV and VonNeumannCV; subclasses set ``_learner``."""
 
-    # Class labels only: scoring by k-NN accuracy needs them, not pairs.
+    # Class labels only: the k-NN score needs them, not pairs.
     _constraint_kind = "labels"
     _learner = None
 
@@ -121,7 +147,7 @@ class _PairLearnerCV(MahalanobisMixin):
     def __init__(
         self,
         gammas=(0.01, 0.1, 1.0),
-        n_neighbors_grid=(None, 3),
+        n_neighbors_grid=(None, 5),
         *,
         cv=None,
         knn_neighbors=5,
@@ -221,12 +247,13 @@ class _PairLearnerCV(MahalanobisMixin):
         if len(left_out) == len(schemes):
             raise ValueError(
                 f"No pair scheme in n_neighbors_grid={list(schemes)} can be drawn on every "
-                "training fold: each class needs more than n_neighbors samples per fold."
+                "training fold: neighbour pairs need two classes with two samples or more "
+                "each in every training fold."
             )
         if left_out:
             warnings.warn(
                 f"{type(self).__name__}: n_neighbors={left_out} left out, some training "
-                "fold has a class with at most n_neighbors samples.", FitFailedWarning)
+                "fold has a single class or a class with one sample.", FitFailedWarning)
         mean = scores.mean(axis=0)
         results = {
             "params": params,
@@ -270,20 +297,26 @@ _SHARED_DOC = """
         conflict, more tightly and costs more cycles. ``np.inf`` enforces the
         constraints exactly.
 
-    n_neighbors_grid : array-like of {{None, int}}, default=(None, 3)
+    n_neighbors_grid : array-like of {{None, int}}, default=(None, 5)
         Pair schemes to try, as the learner's ``n_neighbors``: ``None`` draws
         ``n_constraints`` random pairs, ``k`` joins each sample to its ``k`` nearest
-        samples of its own class and of the other classes. A scheme that cannot be drawn
-        on some training fold (a class with at most ``k`` samples) is left out with a
-        ``FitFailedWarning``.
+        samples of its own class and of the other classes (``k`` capped for small
+        classes, see :func:`~psdmetric.pairs_from_labels`). The default ``k`` is the
+        default ``knn_neighbors``: the pairs are the neighbourhoods the scoring k-NN
+        reads. A neighbour scheme that cannot be drawn on some training fold (a single
+        class, or a class with one sample) is left out with a ``FitFailedWarning``.
 
     cv : int, cross-validation generator or iterable, default=None
         Folds for the inner cross-validation, as in scikit-learn: ``None`` is 5-fold
         stratified, an int the number of stratified folds.
 
     knn_neighbors : int, default=5
-        Neighbours of the :class:`~sklearn.neighbors.KNeighborsClassifier` whose held-out
-        accuracy in the learned space scores each candidate.
+        Neighbours of the :class:`~sklearn.neighbors.KNeighborsClassifier` that scores
+        each candidate in the learned space: the score of a held-out fold is the mean,
+        over its samples, of the share of their ``knn_neighbors`` nearest training
+        samples that hold their label (the classifier's predicted probability of the
+        true class). Unlike the accuracy, which moves in steps of one test sample, it
+        tells apart candidates whose neighbourhoods differ by less than that.
 
     n_components : int, default=None
         Rank of the learned metric, as in :class:`{learner}`.
@@ -319,7 +352,7 @@ _SHARED_DOC = """
         (the first in ``cv_results_`` order among ties).
 
     best_score_ : float
-        Its mean k-NN accuracy over the folds.
+        Its mean held-out score (k-NN probability of the true class) over the folds.
 
     cv_results_ : dict of ndarray
         One entry per candidate, schemes in ``n_neighbors_grid`` order and within each
@@ -358,11 +391,11 @@ _SHARED_DOC = """
 class LogDetCV(_PairLearnerCV):
     __doc__ = """LogDet metric learning with γ and the pair scheme chosen by cross-validation.
 
-    Scores every (γ, pair scheme) candidate by the held-out accuracy of a k-NN
-    classifier in the space :class:`LogDet` learns on each training fold, then refits
-    :class:`LogDet` on all the data with the best candidate. The pairs and bounds of a
-    fold and scheme are drawn once and shared by all γ. The learner is that of Kulis,
-    Sustik & Dhillon (2009), §5.1 and §6.2.1 (ITML with slack).
+    Scores every (γ, pair scheme) candidate by a k-NN classifier's held-out probability
+    of the true class in the space :class:`LogDet` learns on each training fold, then
+    refits :class:`LogDet` on all the data with the best candidate. The pairs and bounds
+    of a fold and scheme are drawn once and shared by all γ. The learner is that of
+    Kulis, Sustik & Dhillon (2009), §5.1 and §6.2.1 (ITML with slack).
 
     Read more in the :ref:`User Guide <cross_validation>`.
 """ + _SHARED_DOC.format(learner="LogDet", extra_attributes="") + """
@@ -394,8 +427,8 @@ class LogDetCV(_PairLearnerCV):
 class VonNeumannCV(_PairLearnerCV):
     __doc__ = """von Neumann metric learning with γ and the pair scheme chosen by cross-validation.
 
-    Scores every (γ, pair scheme) candidate by the held-out accuracy of a k-NN
-    classifier in the space :class:`VonNeumann` learns on each training fold, then
+    Scores every (γ, pair scheme) candidate by a k-NN classifier's held-out probability
+    of the true class in the space :class:`VonNeumann` learns on each training fold, then
     refits :class:`VonNeumann` on all the data with the best candidate. The pairs and
     bounds of a fold and scheme are drawn once and shared by all γ. The learner is that
     of Kulis, Sustik & Dhillon (2009), §5.2 and §6.2.1.

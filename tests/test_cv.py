@@ -5,11 +5,11 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.datasets import load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
-from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import psdmetric._logdet
@@ -18,6 +18,18 @@ from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
 SEARCHES = [(LogDetCV, LogDet), (VonNeumannCV, VonNeumann)]
 GAMMAS = (0.1, 1.0, 10.0)
 SCHEMES = (None, 3)
+
+
+def brute_force_scores(learner, X, y, folds):
+    """Per fold: the mean share of each test sample's 5 nearest training samples (in the
+    space ``learner`` learns on the training fold) that hold its label."""
+    scores = []
+    for train, test in folds.split(X, y):
+        model = clone(learner).fit(X[train], y[train])
+        knn = KNeighborsClassifier(5).fit(model.transform(X[train]), y[train])
+        neighbours = knn.kneighbors(model.transform(X[test]), return_distance=False)
+        scores.append(np.mean(np.mean(y[train][neighbours] == y[test][:, None], axis=1)))
+    return scores
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +46,13 @@ def fitted(request, wine):
     return search, learner_class
 
 
-def test_scores_equal_brute_force_cross_val_score(fitted, wine):
+def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     search, learner_class = fitted
     X, y = wine
     folds = StratifiedKFold(5)
     brute = np.array([
-        cross_val_score(
-            make_pipeline(learner_class(gamma=gamma, n_neighbors=k, random_state=0),
-                          KNeighborsClassifier(5)),
-            X, y, cv=folds)
+        brute_force_scores(learner_class(gamma=gamma, n_neighbors=k, random_state=0),
+                           X, y, folds)
         for k in SCHEMES for gamma in GAMMAS
     ])
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
@@ -102,16 +112,32 @@ def test_parallel_paths_equal_sequential():
 
 def test_scheme_impossible_on_a_fold_is_left_out_with_a_warning():
     X, y = load_iris(return_X_y=True)
-    # Class 2 keeps 8 samples, 6 or 7 in each training fold: 7 neighbours are too many.
-    keep = np.r_[0:100, 100:108]
-    with pytest.warns(FitFailedWarning, match=r"n_neighbors=\[7\] left out"):
-        search = LogDetCV((0.1, 1.0), (None, 7), random_state=0).fit(X[keep], y[keep])
+    # Class 2 keeps 2 samples: some training folds hold one, too few for neighbour pairs.
+    keep = np.r_[0:100, 100:102]
+    folds = StratifiedKFold(2)
+    with pytest.warns(FitFailedWarning, match=r"n_neighbors=\[3\] left out"):
+        search = LogDetCV((0.1, 1.0), (None, 3), cv=folds, random_state=0).fit(
+            X[keep], y[keep])
     assert np.isnan(search.cv_results_["mean_test_score"][2:]).all()
     # As GridSearchCV: failed candidates share the rank after the last scored one.
     np.testing.assert_array_equal(search.cv_results_["rank_test_score"][2:], [3, 3])
     assert search.best_params_["n_neighbors"] is None
     with pytest.raises(ValueError, match="No pair scheme in n_neighbors_grid"):
-        LogDetCV((0.1,), (7,), random_state=0).fit(X[keep], y[keep])
+        LogDetCV((0.1,), (3,), cv=folds, random_state=0).fit(X[keep], y[keep])
+
+
+def test_neighbours_beyond_a_small_class_are_capped_as_in_the_learner():
+    X, y = load_iris(return_X_y=True)
+    # Class 2 keeps 8 samples, 6 or 7 per training fold: the learner caps 7 neighbours.
+    keep = np.r_[0:100, 100:108]
+    X, y = X[keep], y[keep]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FitFailedWarning)
+        search = LogDetCV((0.1,), (7,), random_state=0).fit(X, y)
+    brute = brute_force_scores(LogDet(gamma=0.1, n_neighbors=7, random_state=0), X, y,
+                               StratifiedKFold(5))
+    splits = [search.cv_results_[f"split{i}_test_score"][0] for i in range(5)]
+    np.testing.assert_array_equal(splits, brute)
 
 
 @pytest.mark.parametrize(
@@ -203,9 +229,8 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
     X, y = load_iris(return_X_y=True)
     search = LogDetCV((0.1, 1.0), (None, 3), cv=3, random_state=0, **params).fit(X, y)
     folds = StratifiedKFold(3)
-    brute = [cross_val_score(make_pipeline(LogDet(gamma=g, n_neighbors=k, random_state=0,
-                                                  **params), KNeighborsClassifier(5)),
-                             X, y, cv=folds)
+    brute = [brute_force_scores(LogDet(gamma=g, n_neighbors=k, random_state=0, **params),
+                                X, y, folds)
              for k in (None, 3) for g in (0.1, 1.0)]
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
     np.testing.assert_array_equal(splits, brute)
