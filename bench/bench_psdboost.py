@@ -42,7 +42,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-import psdmetric._psdboost as psdboost_module
+import psdmetric._solvers._base_learner as base_learner
+import psdmetric._solvers._master_lp as master_lp
 from _datasets import load_suite
 from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
                         pyplot, write)
@@ -262,15 +263,15 @@ def suite_timing(name="cells"):
         X_train, X_test = scaler.transform(X[train]), scaler.transform(X[test])
         row = {"fold": fold, "n_samples": len(train), "n_features": X.shape[1]}
         for backend in ("highspy", "linprog"):
-            saved = psdboost_module.highspy
+            saved = master_lp.highspy
             if backend == "linprog":
-                psdboost_module.highspy = None
+                master_lp.highspy = None
             try:
                 with warnings.catch_warnings(record=True) as caught, Stopwatch() as clock:
                     warnings.simplefilter("always", ConvergenceWarning)
                     learner = PSDBoost(random_state=0).fit(X_train, y[train])
             finally:
-                psdboost_module.highspy = saved
+                master_lp.highspy = saved
             knn = KNeighborsClassifier(5).fit(learner.transform(X_train), y[train])
             row[backend] = {
                 "wall": clock.wall, "cpu": clock.cpu, "iterations": learner.n_iter_,
@@ -292,20 +293,20 @@ def eigen_paths(dimensions, n_weighted=1000):
     """Seconds per call of the base learner (8 top eigenpairs), dense H vs Lanczos."""
     rng = np.random.RandomState(0)
     rows = []
-    default_threshold = psdboost_module._DENSE_MAX_FEATURES
+    default_threshold = base_learner._DENSE_MAX_FEATURES
     for n_features in dimensions:
         differences = rng.randn(2 * n_weighted, n_features)
         w = rng.rand(n_weighted)
         w /= w.sum()
         row = {"n_features": n_features, "difference_vectors": 2 * n_weighted}
         for path, threshold in (("dense", 10**9), ("lanczos", 0)):
-            psdboost_module._DENSE_MAX_FEATURES = threshold
+            base_learner._DENSE_MAX_FEATURES = threshold
             with Stopwatch() as clock:
                 for _ in range(3):
-                    psdboost_module._top_eigenpairs(differences, w, 8,
+                    base_learner.top_eigenpairs(differences, w, 8,
                                                     np.random.RandomState(0))
             row[path] = clock.wall / 3
-        psdboost_module._DENSE_MAX_FEATURES = default_threshold
+        base_learner._DENSE_MAX_FEATURES = default_threshold
         rows.append(row)
         print(f"eigen D={n_features}: dense {row['dense'] * 1e3:.0f} ms, Lanczos "
               f"{row['lanczos'] * 1e3:.0f} ms", flush=True)
