@@ -6,10 +6,11 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 (Shen et al., 2008, Thm 3.4). Column generation alternates two steps:
 
 - the restricted dual (D1) over the bases found so far, an LP in the triplet weights
-  ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``;
+  ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``
+  (``_solvers/_master_lp.py``);
 - the base learner (B1), the top eigenpairs of ``H = Σ w_r A_r``: dense for moderate
   dimension, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the
-  stacked difference vectors, so no ``A_r`` is ever formed.
+  stacked difference vectors, so no ``A_r`` is ever formed (``_solvers/_base_learner.py``).
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
 at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
