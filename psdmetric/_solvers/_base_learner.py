@@ -12,7 +12,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 # With at least as many weighted difference vectors as features, H is formed (D×D) for
 # LAPACK up to this many features and Lanczos runs matrix-free beyond (crossover
 # measured in bench/bench_psdboost.py).
-_DENSE_MAX_FEATURES = 512
+_DENSE_MAX_FEATURES = 1536
 
 
 def base_gains(differences, vectors):
