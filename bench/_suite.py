@@ -40,6 +40,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-1",
     "LogDetCV": "cv-2",
+    "PSDBoost": "psdboost-2",
     "VonNeumannCV": "cv-2",
 }
 

@@ -15,7 +15,7 @@ against its ``k`` nearest other-class samples. Measures, in one run:
 3. ``digits``: Shen et al., 2008, §6's second experiment on scikit-learn's bundled digits
    restricted to 1, 5, 7, 9 (the seed used UCI Pendigits): 80 training points per
    digit, 1-NN test error with PSDBoost's metric, the direct SDP's and the Euclidean.
-4. ``eigen``: the base learner's dense and Lanczos paths at D = 256…1024, which
+4. ``eigen``: the base learner's dense and Lanczos paths at D = 256…1536, which
    sets ``_DENSE_MAX_FEATURES``.
 5. ``timing``: PSDBoost with its defaults on the five training folds of the suite's
    ``cells`` (1,600 × 56, 2 classes), with the restricted master LP warm-started in
@@ -42,7 +42,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-import psdmetric._psdboost as psdboost_module
+import psdmetric._solvers._base_learner as base_learner
+import psdmetric._solvers._master_lp as master_lp
 from _datasets import load_suite
 from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
                         pyplot, write)
@@ -262,15 +263,15 @@ def suite_timing(name="cells"):
         X_train, X_test = scaler.transform(X[train]), scaler.transform(X[test])
         row = {"fold": fold, "n_samples": len(train), "n_features": X.shape[1]}
         for backend in ("highspy", "linprog"):
-            saved = psdboost_module.highspy
+            saved = master_lp.highspy
             if backend == "linprog":
-                psdboost_module.highspy = None
+                master_lp.highspy = None
             try:
                 with warnings.catch_warnings(record=True) as caught, Stopwatch() as clock:
                     warnings.simplefilter("always", ConvergenceWarning)
                     learner = PSDBoost(random_state=0).fit(X_train, y[train])
             finally:
-                psdboost_module.highspy = saved
+                master_lp.highspy = saved
             knn = KNeighborsClassifier(5).fit(learner.transform(X_train), y[train])
             row[backend] = {
                 "wall": clock.wall, "cpu": clock.cpu, "iterations": learner.n_iter_,
@@ -288,27 +289,32 @@ def suite_timing(name="cells"):
     return {"set": name, "folds": rows}
 
 
-def eigen_paths(dimensions, n_weighted=1000):
-    """Seconds per call of the base learner (8 top eigenpairs), dense H vs Lanczos."""
+def eigen_paths(dimensions, n_weighted=1000, pair_counts=(8, 39)):
+    """CPU seconds per call of the base learner, dense H vs Lanczos.
+
+    39 pairs is what the defaults ask for at ``min_rank`` 32 and 8 bases per iteration.
+    """
     rng = np.random.RandomState(0)
     rows = []
-    default_threshold = psdboost_module._DENSE_MAX_FEATURES
+    default_threshold = base_learner._DENSE_MAX_FEATURES
     for n_features in dimensions:
         differences = rng.randn(2 * n_weighted, n_features)
         w = rng.rand(n_weighted)
         w /= w.sum()
         row = {"n_features": n_features, "difference_vectors": 2 * n_weighted}
-        for path, threshold in (("dense", 10**9), ("lanczos", 0)):
-            psdboost_module._DENSE_MAX_FEATURES = threshold
-            with Stopwatch() as clock:
-                for _ in range(3):
-                    psdboost_module._top_eigenpairs(differences, w, 8,
+        for n_pairs in pair_counts:
+            for path, threshold in (("dense", 10**9), ("lanczos", 0)):
+                base_learner._DENSE_MAX_FEATURES = threshold
+                with Stopwatch() as clock:
+                    for _ in range(3):
+                        base_learner.top_eigenpairs(differences, w, n_pairs,
                                                     np.random.RandomState(0))
-            row[path] = clock.wall / 3
-        psdboost_module._DENSE_MAX_FEATURES = default_threshold
+                row[f"{path}_{n_pairs}"] = clock.cpu / 3
+            print(f"eigen D={n_features}, {n_pairs} pairs: dense "
+                  f"{row[f'dense_{n_pairs}'] * 1e3:.0f} ms, Lanczos "
+                  f"{row[f'lanczos_{n_pairs}'] * 1e3:.0f} ms (CPU)", flush=True)
+        base_learner._DENSE_MAX_FEATURES = default_threshold
         rows.append(row)
-        print(f"eigen D={n_features}: dense {row['dense'] * 1e3:.0f} ms, Lanczos "
-              f"{row['lanczos'] * 1e3:.0f} ms", flush=True)
     return rows
 
 
@@ -381,7 +387,7 @@ def page(results, command):
             f"{row['relative_error']:.1e} | {row['speedup_clarabel']:.1f}x | "
             f"{row['speedup_scs']:.1f}x |")
     largest = [row for row in rows if row["n_features"] == max(r["n_features"] for r in rows)]
-    lines += ["", "Targets at D = {}:".format(largest[0]["n_features"]), ""]
+    lines += ["", "Summary at D = {}:".format(largest[0]["n_features"]), ""]
     for row in largest:
         lines.append(
             f"- C = {row['C']}: objective within {RELATIVE_TARGET:g} relative: "
@@ -442,13 +448,15 @@ def page(results, command):
         "",
         "## 4. Base learner: dense H against Lanczos",
         "",
-        "Seconds per call (8 top eigenpairs, 2,000 weighted difference vectors):",
+        "CPU seconds per call (2,000 weighted difference vectors), for 8 top eigenpairs "
+        "and for the 39 that the defaults ask for at `min_rank` 32:",
         "",
-        "| D | dense | Lanczos |",
-        "|---|---|---|",
+        "| D | 8 pairs, dense | 8 pairs, Lanczos | 39 pairs, dense | 39 pairs, Lanczos |",
+        "|---|---|---|---|---|",
     ]
     for row in results["eigen"]:
-        lines.append(f"| {row['n_features']} | {row['dense']:.3f} | {row['lanczos']:.3f} |")
+        lines.append(f"| {row['n_features']} | {row['dense_8']:.3f} | {row['lanczos_8']:.3f} | "
+                     f"{row['dense_39']:.3f} | {row['lanczos_39']:.3f} |")
     timing = results["timing"]["folds"]
     lines += [
         "",
@@ -470,7 +478,7 @@ def page(results, command):
             f"({cold['cpu']:.2f}) | {warm['iterations']} / {cold['iterations']} | "
             f"{row['relative_difference']:.1e} | {warm['error']:.3f} | {warm['rank']} |")
     slowest = max(row["highspy"]["wall"] for row in timing)
-    lines += ["", f"Slowest fit with highspy: {slowest:.2f} s wall (target: under 10 s)."]
+    lines += ["", f"Slowest fit with highspy: {slowest:.2f} s wall."]
     first, last = rows[0], rows[-1]
     best = min(digits["runs"], key=lambda run: run["psdboost_error"])
     lines += [
@@ -484,7 +492,7 @@ def page(results, command):
         f"{last['clarabel_wall']:.2f} s at D = {last['n_features']}). So PSDBoost loses at "
         "small D, where the optimum here has nearly full rank, and wins at D = 64.",
         "- SCS, a first-order conic solver, is much faster than Clarabel on these "
-        "problems; the 10x target is met against Clarabel, not against SCS.",
+        "problems; PSDBoost is 10x faster than Clarabel at D = 64, not than SCS.",
         "- §6 synthetic: Algorithm 1 as printed shows the tailing-off the paper describes "
         "(π creeps up, the gap closes slowly); dual smoothing and several bases per "
         "iteration (the defaults) close it. π never decreases in either run.",
@@ -519,7 +527,7 @@ def main(argv=None):
         "synthetic": lambda: seed_synthetic(max_iter=150 if args.quick else 500),
         "digits": lambda: digits_experiment(with_sdp=not args.quick),
         "digits_defaults": digits_defaults,
-        "eigen": lambda: eigen_paths([256, 512] if args.quick else [256, 512, 1024]),
+        "eigen": lambda: eigen_paths([256, 512] if args.quick else [256, 512, 1024, 1536]),
     }
     results = {}
     if args.rerun:

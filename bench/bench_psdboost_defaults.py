@@ -44,7 +44,8 @@ from psdmetric import PSDBoost, triplets_from_labels
 
 N_NEIGHBORS, MAX_TRIPLETS, MAX_RANK = 3, 5000, 32
 # (ν, rank fraction, tol)
-SETTINGS = [(nu, fraction, 1e-2) for nu in (0.1, 0.3, 0.5) for fraction in (0.25, 0.5, 0.75)]
+SETTINGS = [(nu, fraction, tol) for nu in (0.3, 0.5) for fraction in (0.25, 0.5)
+            for tol in (1e-2, 3e-2)]
 ANCHORS = ("ITML_Supervised", "LMNN", "NCA")
 ANCHOR_CACHE = Path("/tmp/anchor_cache")
 

@@ -522,7 +522,8 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     than its farthest target (those that violate it). Every target is paired with
     every impostor, giving triplets ``(i, j, k)`` (Weinberger & Saul's target
     neighbours and impostors, Shen, Welsh & Wang (2008) §6 for ``n_neighbors = 1``
-    and no violators). A random subset of ``max_triplets`` is kept if given.
+    and no violators). With ``max_triplets``, the samples take turns: each keeps its
+    triplets with its nearest impostors first, so none is left without triplets.
     Neighbours are found per class with a tree or brute-force search: no n×n matrix.
 
     Parameters
@@ -536,7 +537,8 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
         Target neighbours per sample, and nearest other-class samples always taken
         as impostors.
     max_triplets : int, default=None
-        Keep a random subset of this many triplets; ``None`` keeps all.
+        Keep this many triplets, taken in turns over the samples (nearest impostors
+        first, the order between samples at random); ``None`` keeps all.
     random_state : int, RandomState instance or None
         Seed for the subset.
 
@@ -580,8 +582,13 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
         np.repeat(candidates[origins, columns], k),
     ])
     if max_triplets is not None and max_triplets < len(triplets):
+        # Round robin over the samples, each one's nearest impostors first, so that no
+        # sample loses all its triplets; ties between samples are drawn at random.
         rng = check_random_state(random_state)
-        triplets = triplets[np.sort(rng.choice(len(triplets), max_triplets, replace=False))]
+        starts = np.searchsorted(triplets[:, 0], triplets[:, 0])
+        turn = np.arange(len(triplets)) - starts
+        keep = np.lexsort((rng.permutation(len(triplets)), turn))[:max_triplets]
+        triplets = triplets[np.sort(keep)]
     return TripletConstraints(triplets)
 
 

@@ -6,10 +6,11 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 (Shen et al., 2008, Thm 3.4). Column generation alternates two steps:
 
 - the restricted dual (D1) over the bases found so far, an LP in the triplet weights
-  ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``;
+  ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``
+  (``_solvers/_master_lp.py``);
 - the base learner (B1), the top eigenpairs of ``H = Σ w_r A_r``: dense for moderate
   dimension, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the
-  stacked difference vectors, so no ``A_r`` is ever formed.
+  stacked difference vectors, so no ``A_r`` is ever formed (``_solvers/_base_learner.py``).
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
 at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
@@ -23,48 +24,31 @@ kept small without changing its optimum: it carries only the triplets that can t
 weight, and drops bases and triplets that stayed at zero.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from scipy.optimize import linprog
-from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin
 from ._constraints import triplets_from_labels
 from ._solvers import Round, iterate
+from ._solvers._base_learner import extreme_points
+from ._solvers._master_lp import RestrictedMaster
 
-try:
-    import highspy
-except ImportError:  # the optional extra: scipy's HiGHS solves each LP from scratch
-    highspy = None
-
-# With at least as many weighted difference vectors as features, H is formed (D×D) for
-# LAPACK up to this many features and Lanczos runs matrix-free beyond (crossover
-# measured in bench/bench_psdboost.py).
-_DENSE_MAX_FEATURES = 512
-# Presolve only costs time on these small dense LPs; the objectives are often ~1e-3 in
-# the rescaled units, so HiGHS's default 1e-7 feasibility would limit relative accuracy.
-_HIGHS_OPTIONS = {"presolve": False, "primal_feasibility_tolerance": 1e-10,
-                  "dual_feasibility_tolerance": 1e-10}
-# Violations of the margin below this (rescaled units) are HiGHS round-off, not signal.
-_LP_TOL = 1e-10
-# Bases and triplets at zero for this many restricted-master solves leave the LP.
-_MAX_IDLE_SOLVES = 5
 # Defaults chosen by leave-one-data-set-out 5-NN error over a 13-set suite
 # (bench/bench_psdboost_defaults.py): target neighbours, the cap on triplets, the
 # fraction ν of triplets allowed inside the margin when C is None (C = 1 / (ν
-# n_triplets)), and min_rank = ⌈fraction · n_features⌉ up to a cap when it is None.
+# n_triplets)), min_rank = ⌈fraction · n_features⌉ up to a cap when it is None, and
+# the stopping tolerance.
 _DEFAULT_NEIGHBORS = 3
 _DEFAULT_MAX_TRIPLETS = 5000
 _DEFAULT_NU = 0.3
 _DEFAULT_RANK_FRACTION = 0.25
 _DEFAULT_MAX_RANK = 32
+_DEFAULT_TOL = 3e-2
 
 
 class PSDBoost(MahalanobisMixin):
@@ -112,7 +96,8 @@ class PSDBoost(MahalanobisMixin):
         allows (its size minus one) on small data.
 
     max_triplets : int or None, default=5000
-        With labels ``y``: keep a random subset of this many triplets (``None``: all).
+        With labels ``y``: keep this many triplets (``None``: all), taken in turns
+        over the samples, each one's nearest impostors first.
 
     smoothing : float in [0, 1), default=0.9
         Dual smoothing against the tailing-off of column generation: new bases are
@@ -125,14 +110,16 @@ class PSDBoost(MahalanobisMixin):
         Up to this many top eigenvectors of ``H`` enter per iteration (those whose
         constraint cuts off the current ``w``); ``1`` is the seed's Algorithm 1.
 
-    tol : float, default=1e-2
+    tol : float, default=3e-2
         The stopping rule is ``λmax(H) ≤ π + ε′`` with ``ε′ = tol · max(|π|,
         |λmax(H)|, g₁)`` and ``g₁`` the gap at the first iteration. As ``π`` and
         ``λmax(H)`` bracket the SDP optimum, the learned objective is then within a
         fraction ``tol`` of it, or the gap has shrunk ``1 / tol``-fold (optima near 0,
         where a relative accuracy would take very many iterations). With
         ``min_rank > 1``, ``λmax(H)`` stands for the mean of the top ``min_rank``
-        eigenvalues, the bound over that feasible set.
+        eigenvalues, the bound over that feasible set. The default was chosen with
+        ``C`` and ``min_rank`` for k-NN error (see the User Guide); 1e-2 halves the
+        gap at about twice the iterations, for no better k-NN error on the suite.
 
     max_iter : int, default=500
         Maximum number of iterations (restricted LP solves, each followed by up to
@@ -245,7 +232,7 @@ class PSDBoost(MahalanobisMixin):
         max_triplets=_DEFAULT_MAX_TRIPLETS,
         smoothing=0.9,
         bases_per_iter=8,
-        tol=1e-2,
+        tol=_DEFAULT_TOL,
         max_iter=500,
         verbose=0,
         random_state=None,
@@ -359,295 +346,6 @@ def _scaled_differences(X, triplets, relative):
     return differences / largest, float((magnitude * largest) ** 2)
 
 
-def _base_gains(differences, vectors):
-    """``⟨A_r, u uᵀ⟩ = (p_r·u)² − (q_r·u)²`` for every triplet r and column u of ``vectors``.
-
-    Returns an array of shape (n_vectors, n_triplets).
-    """
-    projected = differences @ vectors
-    n_triplets = len(differences) // 2
-    return (projected[:n_triplets] ** 2 - projected[n_triplets:] ** 2).T
-
-
-def _top_eigenpairs(differences, w, n_pairs, rng):
-    """The ``n_pairs`` largest eigenvalues (descending) and unit eigenvectors of ``H``.
-
-    ``H = Σ w_r A_r = Eᵀ diag(e) E`` with ``E`` the m stacked difference vectors of
-    the triplets of positive weight and ``e = [w; −w]`` (B1, eq. 6-7 of Shen et al., 2008).
-    With fewer difference vectors than features, ``H`` lives in their span: with
-    ``Eᵀ = QR`` its eigenpairs there are those of the m×m ``R diag(e) Rᵀ``, and 0 on
-    the complement. Otherwise ``H`` is formed for LAPACK up to
-    ``_DENSE_MAX_FEATURES`` features and is a matrix-free operator for Lanczos beyond.
-    """
-    support = np.flatnonzero(w > 0)
-    n_triplets = len(w)
-    stacked = differences[np.concatenate([support, support + n_triplets])]
-    signed = np.concatenate([w[support], -w[support]])
-    n_vectors, n_features = stacked.shape
-    n_pairs = min(n_pairs, n_features)
-    if n_vectors < n_features:
-        Q, R = linalg.qr(stacked.T, mode="economic")
-        values, small = linalg.eigh((R * signed) @ R.T)
-        # H is 0 on the complement of the span: orthonormal vectors of it join the list.
-        n_zero = min(n_pairs, n_features - n_vectors)
-        null = rng.standard_normal((n_features, n_zero))
-        for _ in range(2):  # twice: one projection leaves round-off along Q
-            null -= Q @ (Q.T @ null)
-        values = np.concatenate([values, np.zeros(n_zero)])
-        vectors = np.column_stack([Q @ small, linalg.qr(null, mode="economic")[0]])
-        order = np.argsort(-values, kind="stable")[:n_pairs]
-        return values[order], vectors[:, order]
-    if n_features <= _DENSE_MAX_FEATURES:
-        H = (stacked.T * signed) @ stacked
-        values, vectors = linalg.eigh(
-            H, subset_by_index=[n_features - n_pairs, n_features - 1]
-        )
-    else:
-
-        def product(u):
-            return stacked.T @ (signed * (stacked @ u.ravel()))
-
-        operator = LinearOperator((n_features, n_features), matvec=product, dtype=np.float64)
-        start = rng.uniform(-1.0, 1.0, size=n_features)
-        values, vectors = eigsh(operator, k=n_pairs, which="LA", v0=start)
-        vectors /= np.linalg.norm(vectors, axis=0)
-    order = np.argsort(values)[::-1]
-    return values[order], vectors[:, order]
-
-
-class _RestrictedMaster:
-    """The restricted dual (D1) over a pool of bases, solved exactly on a working set.
-
-    (D1) in the variables ``(w, π)``: minimise ``π`` subject to ``gains @ w ≤ π``,
-    ``Σ w = 1``, ``0 ≤ w ≤ C``. The LP only carries the triplets that can take weight
-    (a working set, grown until no other triplet violates the margin, so its optimum
-    is that of the full LP), and bases and triplets that stayed at zero for
-    ``_MAX_IDLE_SOLVES`` solves are dropped: the current solution stays optimal
-    without them, so π never decreases. Each base and triplet keeps one id for the
-    whole fit, so a persistent LP can be updated by what changed.
-    """
-
-    def __init__(self, n_triplets, C, name):
-        self.C = C
-        self.n_triplets = n_triplets
-        self.lp = _HighsLP(C, name) if highspy is not None else _LinprogLP(C, name)
-        self.bases = None
-        self.gains = np.empty((0, n_triplets))
-        self.base_ids = np.empty(0, dtype=np.intp)
-        self.base_idle = np.empty(0, dtype=np.intp)
-        self.working = None
-        self.triplet_idle = np.zeros(n_triplets, dtype=np.intp)
-
-    def add(self, bases, gains):
-        """Add ``bases`` (n_new, rank, n_features) with their gains (rows of ``gains``)."""
-        self.bases = bases if self.bases is None else np.concatenate([self.bases, bases])
-        self.gains = np.vstack([self.gains, gains])
-        first_id = self.base_ids[-1] + 1 if len(self.base_ids) else 0
-        self.base_ids = np.concatenate([self.base_ids, first_id + np.arange(len(gains))])
-        self.base_idle = np.concatenate([self.base_idle, np.zeros(len(gains), np.intp)])
-        if self.working is None:
-            # Start from the triplets the first bases separate worst; at least 1/C
-            # of them are needed for Σ w = 1 with w ≤ C.
-            size = min(self.n_triplets, max(2 * int(np.ceil(1.0 / self.C)), 16))
-            self.working = np.sort(np.argsort(gains.min(axis=0), kind="stable")[:size])
-
-    def solve(self):
-        """Solve (D1); return ``π``, ``w``, the bases with ``θ > 0``, ``θ``, ``ρ``, ``ξ``."""
-        while True:
-            pi, w_working, theta, rho, xi_working = self.lp.solve(
-                self.base_ids, self.working, self.gains[:, self.working])
-            margins = theta @ self.gains
-            outside = np.ones(self.n_triplets, dtype=bool)
-            outside[self.working] = False
-            violated = np.flatnonzero(outside & (margins < rho - _LP_TOL))
-            if len(violated) == 0:
-                break
-            self.working = np.union1d(self.working, violated)
-        w = np.zeros(self.n_triplets)
-        w[self.working] = w_working
-        xi = np.zeros(self.n_triplets)
-        xi[self.working] = xi_working
-        active = theta > 0
-        self.base_idle = np.where(active, 0, self.base_idle + 1)
-        self.triplet_idle[self.working] = np.where(
-            w_working > 0, 0, self.triplet_idle[self.working] + 1)
-        return pi, w, self.bases[active], theta[active], rho, xi
-
-    def prune(self):
-        """Drop the bases and triplets that stayed at zero for too many solves."""
-        keep = self.base_idle <= _MAX_IDLE_SOLVES
-        self.bases, self.gains, self.base_ids, self.base_idle = (
-            self.bases[keep], self.gains[keep], self.base_ids[keep], self.base_idle[keep])
-        self.working = self.working[self.triplet_idle[self.working] <= _MAX_IDLE_SOLVES]
-
-
-def _primal_from_duals(x, row_duals, column_duals, C):
-    """``π``, ``w``, ``θ``, ``ρ``, ``ξ`` of (D1) from HiGHS's solution (``π`` last in ``x``).
-
-    HiGHS reports ∂π/∂(right-hand side): the base rows give ``−θ``, the equality
-    ``ρ`` and the upper bounds ``−ξ`` (the Lagrangian of (D1) is
-    ``π + θᵀ(gains w − π) + ρ(1 − Σ w) + ξᵀ(w − C)``, whose dual is (P1)).
-    """
-    w = np.clip(x[:-1], 0.0, C)
-    theta = np.maximum(-row_duals, 0.0)
-    theta /= theta.sum()
-    xi = np.maximum(-column_duals, 0.0)
-    return float(x[-1]), w, theta, xi
-
-
-class _LinprogLP:
-    """(D1) solved from scratch by scipy's HiGHS at every call (no ``highspy``)."""
-
-    def __init__(self, C, name):
-        self.C, self.name = C, name
-
-    def solve(self, base_ids, triplet_ids, gains):
-        n_bases, n_triplets = gains.shape
-        objective = np.zeros(n_triplets + 1)
-        objective[-1] = 1.0
-        problem = dict(
-            A_ub=np.hstack([gains, -np.ones((n_bases, 1))]), b_ub=np.zeros(n_bases),
-            A_eq=np.append(np.ones(n_triplets), 0.0)[None], b_eq=[1.0],
-            bounds=[(0.0, self.C)] * n_triplets + [(None, None)],
-        )
-        # The interior-point method when the default (simplex) stops short of optimality.
-        for method in ("highs", "highs-ipm"):
-            result = linprog(objective, method=method, options=_HIGHS_OPTIONS, **problem)
-            if result.status == 0:
-                break
-            first_failure = result.message
-        else:
-            if result.x is None or result.ineqlin.marginals is None:
-                raise RuntimeError(
-                    f"The restricted master LP failed with every HiGHS method: {result.message}")
-            _warn_inexact_lp(self.name, first_failure)
-        pi, w, theta, xi = _primal_from_duals(
-            result.x, result.ineqlin.marginals, result.upper.marginals[:n_triplets], self.C)
-        return pi, w, theta, float(result.eqlin.marginals[0]), xi
-
-
-class _HighsLP:
-    """(D1) kept in one ``highspy`` model for the whole fit, warm-started at every call.
-
-    Between calls bases (rows) and triplets (columns) are deleted and added by id;
-    HiGHS keeps the previous basis, so a call costs the few simplex iterations the
-    change needs instead of a solve from scratch. Column 0 is ``π``, row 0 ``Σ w = 1``.
-    """
-
-    def __init__(self, C, name):
-        self.C, self.name = C, name
-        # The bare binding: highspy.Highs registers callbacks, which prints a banner.
-        self.highs = highspy._Highs()
-        for option, value in {"output_flag": False, **_HIGHS_OPTIONS}.items():
-            self.highs.setOptionValue(option, value)
-        none_int, none = np.empty(0, np.int32), np.empty(0)
-        self.highs.addCol(1.0, -highspy.kHighsInf, highspy.kHighsInf, 0, none_int, none)
-        self.highs.addRow(1.0, 1.0, 0, none_int, none)
-        self.rows = np.empty(0, dtype=np.intp)  # base ids, in row order after row 0
-        self.columns = np.empty(0, dtype=np.intp)  # triplet ids, after column 0
-
-    def solve(self, base_ids, triplet_ids, gains):
-        """Update the model to the bases ``base_ids`` × triplets ``triplet_ids`` and solve.
-
-        Both id arrays are sorted; ``gains`` has their shape. Returns ``π``, ``w``,
-        ``θ``, ``ρ``, ``ξ`` in the order of the ids.
-        """
-        self._sync(base_ids, triplet_ids, gains)
-        status = self._run()
-        if status != highspy.HighsModelStatus.kOptimal:
-            # Cold restart with the interior-point method, then accept a feasible point.
-            first_failure = self.highs.modelStatusToString(status)
-            self.highs.setOptionValue("solver", "ipm")
-            self.highs.clearSolver()
-            status = self._run()
-            self.highs.setOptionValue("solver", "choose")
-            info = self.highs.getInfo()
-            if status != highspy.HighsModelStatus.kOptimal:
-                if (info.primal_solution_status != highspy.kSolutionStatusFeasible
-                        or info.dual_solution_status == highspy.kSolutionStatusNone):
-                    raise RuntimeError(
-                        "The restricted master LP failed with the simplex and interior-"
-                        f"point methods: {self.highs.modelStatusToString(status)}")
-                _warn_inexact_lp(self.name, first_failure)
-        solution = self.highs.getSolution()
-        rows = np.searchsorted(base_ids, self.rows)
-        columns = np.searchsorted(triplet_ids, self.columns)
-        x = np.empty(len(triplet_ids) + 1)
-        x[columns] = np.asarray(solution.col_value)[1:]
-        x[-1] = solution.col_value[0]
-        row_duals = np.empty(len(base_ids))
-        row_duals[rows] = np.asarray(solution.row_dual)[1:]
-        column_duals = np.empty(len(triplet_ids))
-        column_duals[columns] = np.asarray(solution.col_dual)[1:]
-        pi, w, theta, xi = _primal_from_duals(x, row_duals, column_duals, self.C)
-        return pi, w, theta, float(solution.row_dual[0]), xi
-
-    def _run(self):
-        self.highs.run()
-        return self.highs.getModelStatus()
-
-    def _sync(self, base_ids, triplet_ids, gains):
-        gone = np.flatnonzero(~np.isin(self.rows, base_ids))
-        if len(gone):
-            self.highs.deleteRows(len(gone), (gone + 1).astype(np.int32))
-            self.rows = np.delete(self.rows, gone)
-        gone = np.flatnonzero(~np.isin(self.columns, triplet_ids))
-        if len(gone):
-            self.highs.deleteCols(len(gone), (gone + 1).astype(np.int32))
-            self.columns = np.delete(self.columns, gone)
-        new = np.flatnonzero(~np.isin(triplet_ids, self.columns))
-        if len(new):
-            # Column-wise: 1 in row 0, then the gains on the bases already there.
-            block = gains[np.searchsorted(base_ids, self.rows)][:, new]
-            values = np.vstack([np.ones(len(new)), block]).T.ravel()
-            n_entries = len(self.rows) + 1
-            self.highs.addCols(
-                len(new), np.zeros(len(new)), np.zeros(len(new)), np.full(len(new), self.C),
-                values.size, (n_entries * np.arange(len(new))).astype(np.int32),
-                np.tile(np.arange(n_entries, dtype=np.int32), len(new)), values)
-            self.columns = np.concatenate([self.columns, triplet_ids[new]])
-        new = np.flatnonzero(~np.isin(base_ids, self.rows))
-        if len(new):
-            # Row-wise: −1 on π, then the gains on the columns in their model order.
-            block = gains[new][:, np.searchsorted(triplet_ids, self.columns)]
-            values = np.hstack([-np.ones((len(new), 1)), block]).ravel()
-            n_entries = len(self.columns) + 1
-            self.highs.addRows(
-                len(new), np.full(len(new), -highspy.kHighsInf), np.zeros(len(new)),
-                values.size, (n_entries * np.arange(len(new))).astype(np.int32),
-                np.tile(np.arange(n_entries, dtype=np.int32), len(new)), values)
-            self.rows = np.concatenate([self.rows, base_ids[new]])
-
-
-def _warn_inexact_lp(name, failure):
-    warnings.warn(
-        f"{name}: HiGHS did not prove the restricted master LP optimal ({failure}); "
-        "continuing from the feasible point it returned.",
-        ConvergenceWarning,
-    )
-
-
-def _extreme_points(differences, w, rank, n_bases, rng):
-    """The base learner (B1) at weights ``w``: the best extreme points and the upper bound.
-
-    The extreme points of ``{X : 0 ⪯ X ⪯ I / rank, tr X = 1}`` are ``U Uᵀ / rank`` with
-    ``U`` of ``rank`` orthonormal columns (Overton & Womersley 1992; rank one: Shen et al., 2008
-    Thm 3.4), and ``⟨H, U Uᵀ⟩ / rank`` is largest for the top ``rank`` eigenvectors of
-    ``H``, the mean of whose eigenvalues bounds the SDP optimum from above. The
-    ``n_bases`` bases are the windows of ``rank`` consecutive top eigenvectors.
-
-    Returns the bound, the bases (n_bases, rank, n_features) and their gains
-    (n_bases, n_triplets).
-    """
-    values, vectors = _top_eigenpairs(differences, w, rank + n_bases - 1, rng)
-    n_bases = min(n_bases, len(values) - rank + 1)
-    window_sums = np.cumsum(np.vstack([np.zeros(len(w)), _base_gains(differences, vectors)]),
-                            axis=0)
-    gains = (window_sums[rank:rank + n_bases] - window_sums[:n_bases]) / rank
-    bases = np.stack([vectors[:, b:b + rank].T for b in range(n_bases)])
-    return values[:rank].mean(), bases, gains
-
-
 def _price(differences, w, pi, center, best, *, rank, smoothing, bases_per_iter, margin,
            rng):
     """New bases whose dual constraint cuts off ``w`` by more than ``margin`` (B1).
@@ -660,7 +358,7 @@ def _price(differences, w, pi, center, best, *, rank, smoothing, bases_per_iter,
     """
     points = [w] if smoothing == 0 else [smoothing * center + (1.0 - smoothing) * w, w]
     for point in points:
-        bound, bases, gains = _extreme_points(differences, point, rank, bases_per_iter, rng)
+        bound, bases, gains = extreme_points(differences, point, rank, bases_per_iter, rng)
         if bound < best:
             best, center = bound, point
         cuts = gains @ w > pi + margin
@@ -687,9 +385,9 @@ class _ColumnGeneration:
         self.differences, self.rng = differences, rng
         self.pricing = dict(rank=rank, smoothing=smoothing, bases_per_iter=bases_per_iter)
         self.tol = tol
-        self.master = _RestrictedMaster(n_triplets, C, name)
+        self.master = RestrictedMaster(n_triplets, C, name)
         self.center = np.full(n_triplets, 1.0 / n_triplets)
-        self.best, bases, gains = _extreme_points(differences, self.center, rank,
+        self.best, bases, gains = extreme_points(differences, self.center, rank,
                                                   bases_per_iter, rng)
         self.master.add(bases, gains)
         self.solved, self.duals, self.upper_bounds = None, [], []

@@ -165,6 +165,22 @@ def test_triplets_subsample_reproducibly():
     assert_array_equal(first, triplets_from_labels(X, y, 2, 50, random_state=0).triplets)
 
 
+@pytest.mark.parametrize("max_triplets", [60, 150, 200])
+def test_subsampled_triplets_spread_over_the_samples_nearest_impostors_first(max_triplets):
+    rng = np.random.RandomState(7)
+    X, y = rng.randn(60, 2), np.arange(60) % 3
+    full = triplets_from_labels(X, y, 2).triplets
+    kept = triplets_from_labels(X, y, 2, max_triplets=max_triplets, random_state=1).triplets
+    assert len(kept) == max_triplets
+    full_counts = np.bincount(full[:, 0], minlength=60)
+    kept_counts = np.bincount(kept[:, 0], minlength=60)
+    # Round robin: no sample keeps two more than another unless it ran out of triplets.
+    assert kept_counts.max() - kept_counts[kept_counts < full_counts].min() <= 1
+    for i in range(60):
+        # Each sample keeps a prefix of its own triplets (its nearest impostors first).
+        assert_array_equal(kept[kept[:, 0] == i], full[full[:, 0] == i][:kept_counts[i]])
+
+
 def test_triplets_need_two_classes_and_enough_neighbours():
     X = np.random.RandomState(6).randn(6, 2)
     with pytest.raises(ValueError, match="two classes"):

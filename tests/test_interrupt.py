@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 import psdmetric._definite_boost
 import psdmetric._logdet
 import psdmetric._psdboost
+import psdmetric._solvers._master_lp
 import psdmetric._von_neumann
 from psdmetric import DefiniteBoost, LogDet, PairConstraints, PSDBoost, VonNeumann
 from test_common import ESTIMATORS
@@ -36,7 +37,7 @@ BATCH_LOOP_CALLS = {
     LogDet: (psdmetric._logdet, "logdet_sweep", True),
     VonNeumann: (psdmetric._von_neumann, "von_neumann_sweep", True),
     DefiniteBoost: (psdmetric._definite_boost, "definite_boost_steps", True),
-    PSDBoost: (psdmetric._psdboost._RestrictedMaster, "solve", True),
+    PSDBoost: (psdmetric._solvers._master_lp.RestrictedMaster, "solve", True),
 }
 
 

@@ -11,6 +11,8 @@ from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 import psdmetric._psdboost as psdboost_module
+import psdmetric._solvers._base_learner as base_learner
+import psdmetric._solvers._master_lp as master_lp
 from psdmetric import PSDBoost, TripletConstraints, triplets_from_labels
 
 # Comparisons with the oracle allow Clarabel's 1e-7 tolerances (the learner's own LPs are
@@ -214,7 +216,7 @@ def explicit_H(P, Q, w):
 def test_base_learner_matches_the_explicit_sum_of_triplet_matrices(
     monkeypatch, route, n_weighted, dense_max_features, closer
 ):
-    monkeypatch.setattr(psdboost_module, "_DENSE_MAX_FEATURES", dense_max_features)
+    monkeypatch.setattr(base_learner, "_DENSE_MAX_FEATURES", dense_max_features)
     X, _, triplets = triplet_problem(40, 30, seed=7)
     if closer:
         triplets[:, 2] = triplets[:, 0]  # a_k = a_i: every A_r = −q qᵀ
@@ -223,7 +225,7 @@ def test_base_learner_matches_the_explicit_sum_of_triplet_matrices(
     w[rng.choice(len(triplets), n_weighted, replace=False)] = rng.rand(n_weighted)
     w /= w.sum()
     P, Q = differences(X, triplets)
-    values, vectors = psdboost_module._top_eigenpairs(np.concatenate([P, Q]), w, 3, rng)
+    values, vectors = base_learner.top_eigenpairs(np.concatenate([P, Q]), w, 3, rng)
     H = explicit_H(P, Q, w)
     expected = np.linalg.eigvalsh(H)[::-1]
     scale = np.abs(expected).max()
@@ -238,7 +240,7 @@ def test_lanczos_fit_matches_the_dense_fit(monkeypatch):
     X, _, triplets = triplet_problem(20, 60, seed=12)
     constraints = TripletConstraints(triplets)
     dense = PSDBoost(C=0.05, tol=1e-7).fit(X, constraints=constraints)
-    monkeypatch.setattr(psdboost_module, "_DENSE_MAX_FEATURES", 0)
+    monkeypatch.setattr(base_learner, "_DENSE_MAX_FEATURES", 0)
     lanczos = PSDBoost(C=0.05, tol=1e-7, random_state=0).fit(X, constraints=constraints)
     assert_allclose(lanczos.objective_, dense.objective_, atol=1e-5)
 
@@ -337,7 +339,7 @@ def test_highspy_and_linprog_give_the_same_fit(monkeypatch):
     pytest.importorskip("highspy")
     X, y, _ = triplet_problem(8, 90, seed=15)
     warm = PSDBoost(tol=1e-6, random_state=0).fit(X, y)
-    monkeypatch.setattr(psdboost_module, "highspy", None)
+    monkeypatch.setattr(master_lp, "highspy", None)
     cold = PSDBoost(tol=1e-6, random_state=0).fit(X, y)
     assert_allclose(warm.objective_, cold.objective_, rtol=1e-5)
     assert_allclose(warm.get_mahalanobis_matrix(), cold.get_mahalanobis_matrix(), atol=1e-3)
@@ -348,17 +350,17 @@ def _fail_first_solves(monkeypatch, n_failures, backend):
     calls = {"n": 0}
     if backend == "highspy":
         highspy = pytest.importorskip("highspy")
-        run = psdboost_module._HighsLP._run
+        run = master_lp.HighsLP._run
 
         def failing_run(self):
             status = run(self)
             calls["n"] += 1
             return highspy.HighsModelStatus.kUnknown if calls["n"] <= n_failures else status
 
-        monkeypatch.setattr(psdboost_module._HighsLP, "_run", failing_run)
+        monkeypatch.setattr(master_lp.HighsLP, "_run", failing_run)
     else:
-        monkeypatch.setattr(psdboost_module, "highspy", None)
-        linprog = psdboost_module.linprog
+        monkeypatch.setattr(master_lp, "highspy", None)
+        linprog = master_lp.linprog
 
         def failing_linprog(*args, **kwargs):
             result = linprog(*args, **kwargs)
@@ -368,7 +370,7 @@ def _fail_first_solves(monkeypatch, n_failures, backend):
                 result.message = "HiGHS Status 15: model_status is Unknown"
             return result
 
-        monkeypatch.setattr(psdboost_module, "linprog", failing_linprog)
+        monkeypatch.setattr(master_lp, "linprog", failing_linprog)
 
 
 @pytest.mark.parametrize("backend", ["highspy", "linprog"])
