@@ -30,6 +30,8 @@ _BLOCK = 256
 # exceeds this fraction of its squared length; smaller residuals are rounding noise of
 # the Gram–Schmidt process in feature space.
 _BASIS_TOLERANCE = 1e-9
+# Relative size below which a difference's residual against POLA's span is rounding.
+_SPAN_TOLERANCE = 1e-12
 
 
 def _hinge_losses(squared_distances, labels, threshold):
@@ -200,13 +202,56 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self._matrix = np.zeros((n_features, n_features), order="F")
         self._threshold = float(self.initial_threshold)
         self._previous_pass_loss = np.inf
+        # Orthonormal columns spanning range(A) and every pair difference seen, while
+        # they span fewer dimensions than the features; None once they may span all.
+        self._span = np.zeros((n_features, 0))
+
+    def _update_span(self, X, pairs):
+        """Extend ``_span`` by the differences of these pairs; None when it fills the space.
+
+        Every POLA update, the PSD projection included, stays in the span of the pair
+        differences and of range(A) (Shalev-Shwartz et al., 2004, §3.3, eq. 6), so a pass
+        can run on coordinates in that span: its Cholesky factorisations then cost r³,
+        not d³, which matters when there are fewer points than features.
+        """
+        if self._span is None:
+            return
+        rows = np.unique(pairs)
+        n_features, rank = self._span.shape
+        if len(rows) < 2:
+            return
+        if len(rows) - 1 + rank >= n_features:
+            self._span = None
+            return
+        differences = X[rows[1:]] - X[rows[0]]
+        residual = differences - (differences @ self._span) @ self._span.T
+        # Residual directions below this relative level are rounding, not new dimensions.
+        cutoff = _SPAN_TOLERANCE * np.max(np.abs(differences)) * np.sqrt(differences.size)
+        if np.max(np.abs(residual)) <= cutoff / np.sqrt(differences.size):
+            return
+        _, singular_values, directions = linalg.svd(residual, full_matrices=False)
+        new = directions[singular_values > cutoff]
+        if len(new):
+            # Re-orthogonalise once: the new directions are only nearly orthogonal to _span.
+            new = new - (new @ self._span) @ self._span.T
+            self._span = linalg.qr(np.hstack([self._span, new.T]), mode="economic")[0]
 
     def _one_pass(self, X, constraints):
         X = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         losses = np.empty(len(labels))
-        self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
-                                    self._threshold, self.gamma, losses)
+        self._update_span(X, constraints.pairs)
+        if self._span is None:
+            self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
+                                        self._threshold, self.gamma, losses)
+        else:
+            # A = S M Sᵀ exactly; the pass runs on the coordinates Sᵀx.
+            span = self._span
+            small = np.asfortranarray(span.T @ self._symmetric_matrix() @ span)
+            self._threshold = pola_pass(np.ascontiguousarray(X @ span), constraints.pairs,
+                                        labels, small, self._threshold, self.gamma, losses)
+            small = np.tril(small) + np.tril(small, -1).T
+            self._matrix = np.asfortranarray(span @ small @ span.T)
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
