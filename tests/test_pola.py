@@ -153,7 +153,7 @@ def test_batch_conversion_ends_with_every_training_loss_below_beta():
     Z, labels, A_star, b_star = separable_pairs(300, 6, seed=3)
     X = np.vstack([np.zeros(6), Z])
     pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=int)])
-    model = POLA(beta=0.2, max_iter=500)
+    model = POLA(gamma=0.0, beta=0.2, max_iter=500)  # the separable algorithm (Fig. 1)
     model.fit(X, constraints=PairConstraints(pairs, labels))
     distances = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
                                     squared=True)
@@ -233,7 +233,7 @@ def test_pair_api_is_consistent_with_distances_and_threshold():
 def test_pairs_of_identical_points_are_skipped():
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     constraints = PairConstraints([[0, 1], [0, 2], [2, 3]], [-1, 1, -1])
-    model = POLA(max_iter=50).fit(X, constraints=constraints)
+    model = POLA(gamma=0.0, max_iter=50).fit(X, constraints=constraints)
     assert model.n_iter_ < 50
     assert np.all(np.isfinite(model.components_))
 
