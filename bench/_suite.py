@@ -39,7 +39,9 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-1",
+    "KernelPOLA": "pola-2",
     "LogDetCV": "cv-2",
+    "POLA": "pola-2",
     "PSDBoost": "psdboost-2",
     "VonNeumannCV": "cv-2",
 }

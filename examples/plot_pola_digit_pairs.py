@@ -56,7 +56,7 @@ def digit_pair(first, second):
     scale = np.sqrt(0.25 / np.median(np.sum(differences**2, axis=1)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # one pass, as in the paper
-        pola = POLA(max_iter=1).fit(scale * X_train, constraints=pairs)
+        pola = POLA(gamma=1.0, max_iter=1).fit(scale * X_train, constraints=pairs)
     euclidean = one_nn_error(X_train, y_train, X_test, y_test)
     learned = one_nn_error(pola.transform(scale * X_train), y_train,
                            pola.transform(scale * X_test), y_test)

@@ -153,7 +153,7 @@ def test_batch_conversion_ends_with_every_training_loss_below_beta():
     Z, labels, A_star, b_star = separable_pairs(300, 6, seed=3)
     X = np.vstack([np.zeros(6), Z])
     pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=int)])
-    model = POLA(beta=0.2, max_iter=500)
+    model = POLA(gamma=0.0, beta=0.2, max_iter=500)  # the separable algorithm (Fig. 1)
     model.fit(X, constraints=PairConstraints(pairs, labels))
     distances = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
                                     squared=True)
@@ -233,7 +233,7 @@ def test_pair_api_is_consistent_with_distances_and_threshold():
 def test_pairs_of_identical_points_are_skipped():
     X = np.array([[0.0, 0.0], [0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     constraints = PairConstraints([[0, 1], [0, 2], [2, 3]], [-1, 1, -1])
-    model = POLA(max_iter=50).fit(X, constraints=constraints)
+    model = POLA(gamma=0.0, max_iter=50).fit(X, constraints=constraints)
     assert model.n_iter_ < 50
     assert np.all(np.isfinite(model.components_))
 
@@ -291,3 +291,47 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
     assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1
+
+
+def _dense_passes(X, constraints, n_passes, gamma):
+    """pola_pass on the full d×d matrix: what POLA computes without its span coordinates."""
+    A, b = np.zeros((X.shape[1], X.shape[1]), order="F"), 1.0
+    for _ in range(n_passes):
+        b = pola_pass(np.ascontiguousarray(X), constraints.pairs,
+                      constraints.labels.astype(float), A, b, gamma,
+                      np.empty(len(constraints.labels)))
+    return np.tril(A) + np.tril(A, -1).T, b
+
+
+def test_fewer_points_than_features_run_in_the_span_of_the_differences():
+    rng = np.random.RandomState(8)
+    X = rng.randn(30, 80) / 4
+    y = rng.randint(0, 3, 30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = POLA(gamma=1.0, max_iter=5, tol=0.0, random_state=0).fit(X, y)
+    assert model._span.shape == (80, 29)  # 30 points span 29 difference directions
+    A, b = _dense_passes(X, model.constraints_, 5, 1.0)
+    assert_allclose(model.get_mahalanobis_matrix(), A, rtol=0, atol=1e-12 * np.abs(A).max())
+    assert model.threshold_ == pytest.approx(b, rel=1e-12)
+
+
+def test_partial_fit_extends_the_span_with_new_directions():
+    rng = np.random.RandomState(9)
+    X = rng.randn(40, 60) / 4
+    # Distinct pairs among 20 points per chunk, labelled at random.
+    pairs = np.array([(i, j) for i in range(20) for j in (i + 1, i + 3) if j < 20])
+    first = PairConstraints(pairs, np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
+    second = PairConstraints(pairs[::-1], np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
+    model = POLA(gamma=0.5).partial_fit(X[:20], constraints=first)
+    rank = model._span.shape[1]
+    model.partial_fit(X[20:], constraints=second)  # other points: new directions
+    assert model._span.shape[1] > rank
+    A, b = np.zeros((60, 60), order="F"), 1.0
+    for chunk, constraints in ((X[:20], first), (X[20:], second)):
+        b = pola_pass(np.ascontiguousarray(chunk), constraints.pairs,
+                      constraints.labels.astype(float), A, b, 0.5,
+                      np.empty(len(constraints.labels)))
+    A = np.tril(A) + np.tril(A, -1).T
+    assert_allclose(model.get_mahalanobis_matrix(), A, rtol=0, atol=1e-12 * np.abs(A).max())
+    assert model.threshold_ == pytest.approx(b, rel=1e-12)
