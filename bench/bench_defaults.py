@@ -41,9 +41,8 @@ GRIDS = {
                    for pairs in ({"n_neighbors": None}, {"n_neighbors": 3})],
     "DefiniteBoost": [{**pairs, "dual_correction": correction}
                       for correction in (False, True) for pairs in _PAIRS],
-    "MEG": [{**pairs, "max_iter": passes} for passes in (20, 5) for pairs in _PAIRS],
-    "OnlineLogDet": [{**pairs, "eta": eta} for eta in (0.1, 0.01) for pairs in _PAIRS]
-    + [{"n_neighbors": None, "eta": 1.0}, {"n_neighbors": None, "eta": 0.1, "tol": 0.1}],
+    "MEG": [{**pairs, "max_iter": 20, "tol": tol} for tol in (0.1, 0.03) for pairs in _PAIRS],
+    "OnlineLogDet": [{**pairs, "eta": eta} for eta in (1.0, 0.1, 0.01) for pairs in _PAIRS],
     "POLA": [{**pairs, "gamma": gamma} for gamma in (0.0, 1.0) for pairs in _PAIRS]
     + [{"n_neighbors": 3, "gamma": 10.0}],
 }

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._online import OnlineMixin
+from ._online import OnlineMixin, target_sides
 from ._solvers import EstimatorCheckpoint, Round, burg_matrix_pass, burg_vector_pass, iterate
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
@@ -66,8 +66,8 @@ class OnlineLogDet(OnlineMixin):
         Maximum number of passes ``fit`` makes over the pairs.
 
     tol : float, default=1e-2
-        ``fit`` stops when the cumulative loss of a pass differs from the previous
-        pass's by at most ``tol`` times the latter.
+        ``fit`` stops when a pass lowers the cumulative loss by at most ``tol`` times
+        the previous pass's (or raises it).
 
     verbose : int, default=0
         Print one table row per pass.
@@ -211,11 +211,13 @@ class OnlineLogDet(OnlineMixin):
             self._start(X, constraints)
         n_pairs = len(constraints.pairs)
         predictions, targets, rates = (np.empty(n_pairs) for _ in range(3))
+        sides = target_sides(constraints)
         self._rate = burg_matrix_pass(
-            X, constraints.pairs, constraints.distances, self._factor,
+            X, constraints.pairs, constraints.distances, sides, self._factor,
             self._factor_shifted, self._rate, self.scale_, predictions, targets, rates,
         )
-        loss = float(np.nansum((predictions - targets) ** 2))
+        errors = predictions - targets
+        loss = float(np.nansum(np.where(sides * errors < 0, 0.0, errors) ** 2))
         self.cumulative_loss_ += loss
         return loss
 

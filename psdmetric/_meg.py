@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
-from ._online import OnlineMixin
+from ._online import OnlineMixin, target_sides
 from ._solvers import meg_pass
 
 
@@ -55,8 +55,8 @@ class MEG(OnlineMixin):
         a fit that reaches it warns as usual.
 
     tol : float, default=1e-2
-        ``fit`` stops when the cumulative loss of a pass differs from the previous
-        pass's by at most ``tol`` times the latter.
+        ``fit`` stops when a pass lowers the cumulative loss by at most ``tol`` times
+        the previous pass's (or raises it).
 
     verbose : int, default=0
         Print one table row per pass.
@@ -159,7 +159,7 @@ class MEG(OnlineMixin):
     def _constraints_from_labels(self, X, y, random_state):
         # Targets on the scale of W₁ = I / n_features (see Notes).
         targets = super()._constraints_from_labels(X, y, random_state)
-        return type(targets)(targets.pairs, targets.distances / X.shape[1])
+        return type(targets)(targets.pairs, targets.distances / X.shape[1], targets.labels)
 
     def _initialize(self, n_features):
         # log W₁ = −log(d) I: the shifted form stores Q = 0 and W = I.
@@ -183,7 +183,8 @@ class MEG(OnlineMixin):
         losses = np.empty(len(pairs))
         with threadpool_limits(limits=1, user_api="blas"):
             loss = meg_pass(np.ascontiguousarray(X / np.sqrt(self._scale)), pairs,
-                            constraints.distances / self._scale, self._rate,
+                            constraints.distances / self._scale,
+                            target_sides(constraints), self._rate,
                             self._log_eigenvalues, self._eigenvectors, losses)
         loss = loss * self._scale * self._scale
         self.cumulative_loss_ += loss
