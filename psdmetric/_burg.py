@@ -35,13 +35,16 @@ class OnlineLogDet(OnlineMixin):
 
     Parameters
     ----------
-    eta : float, default=1.0
+    eta : float, default=0.001
         Initial learning rate, measured relative to the starting metric
         ``W₀ = w₀ I``: Alg. 2 runs with ``η = eta / w₀²``, so that ``eta = 0.5`` is the
         step that fits a pair exactly when its prediction and target are both at the
-        starting scale. The default was chosen by leave-one-data-set-out on 11 data
-        sets (see :ref:`choosing_defaults`); tune it like any hyper-parameter (e.g.
-        with ``GridSearchCV``).
+        starting scale. Alg. 2 never raises the rate and lowers it for good at any pair
+        far below its target, so a large ``eta`` learns from the first pairs and then
+        freezes; a small one keeps the same small steps throughout. The default was
+        chosen by leave-one-data-set-out on 11 data sets (see
+        :ref:`choosing_defaults`); tune it like any hyper-parameter (e.g. with
+        ``GridSearchCV``).
 
     scale : "auto" or float, default="auto"
         The ceiling κ of the metric, ``M = κ W ≺ κ I``. A float fixes κ and starts from
@@ -54,9 +57,10 @@ class OnlineLogDet(OnlineMixin):
     n_constraints : int, default=None
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
         ``None`` means ``40 * n_classes**2``. Same-class pairs get the 5th percentile of
-        the squared distances of the data as target, different-class pairs the 95th.
+        the squared distances of the data as an upper bound, different-class pairs the
+        95th as a lower bound; a pair within its bound has no loss and no update.
 
-    n_neighbors : int, default=None
+    n_neighbors : int, default=3
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
         its own class (similar) and of the other classes (dissimilar), see
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
@@ -127,7 +131,10 @@ class OnlineLogDet(OnlineMixin):
     ``s ≥ −½``. So on noiseless targets (``y = tr(UX)``) with ``η_t ŷ_t² ≤ ½`` (implied
     by ``η ≤ ½`` in the normalised units, where ``ŷ < 1``),
     ``Σ_t η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀)``: the cumulative loss is at most
-    ``D_ld(U, W₀) / η_T`` (Theorem 2 with ``L_U = 0``).
+    ``D_ld(U, W₀) / η_T`` (Theorem 2 with ``L_U = 0``). With bounds (``DistanceTargets``
+    with labels, as drawn from class labels) the same holds for the squared hinge loss
+    and any such U within every bound: a violated pair has
+    ``e (ŷ − tr(UX)) ≥ e²``.
 
     ``W`` is stored through ``K = W⁻¹ − I`` (updated exactly, by rank-one terms), so
     ``0 ≺ W ≺ I`` holds as long as K stays positive definite, which the learning
@@ -165,11 +172,11 @@ class OnlineLogDet(OnlineMixin):
 
     def __init__(
         self,
-        eta=1.0,
+        eta=0.001,
         *,
         scale="auto",
         n_constraints=None,
-        n_neighbors=None,
+        n_neighbors=3,
         max_iter=20,
         tol=1e-2,
         verbose=0,
