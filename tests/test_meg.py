@@ -201,3 +201,16 @@ def test_learns_a_useful_metric_and_is_reproducible():
     M = first.get_mahalanobis_matrix()
     assert M[1, 1] > M[0, 0]
     assert linalg.norm(M - M.T) == 0
+
+
+@pytest.mark.parametrize("load", ["iris", "wine", "breast_cancer"])
+def test_default_fit_stops_by_its_rule_without_warning(load):
+    from sklearn import datasets
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = getattr(datasets, f"load_{load}")(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MEG(random_state=0).fit(X, y)
+    assert 1 < model.n_iter_ < model.max_iter
