@@ -43,7 +43,7 @@ GRIDS = {
                       for correction in (False, True) for pairs in _PAIRS],
     "MEG": [{**pairs, "max_iter": 20, "tol": tol} for tol in (0.1, 0.03) for pairs in _PAIRS],
     "OnlineLogDet": [{**pairs, "eta": eta} for eta in (0.1, 0.01, 0.001, 0.0001)
-                     for pairs in _PAIRS],
+                     for pairs in _PAIRS] + [{"n_neighbors": 3, "eta": 0.001, "tol": 0.1}],
     "POLA": [{**pairs, "gamma": gamma} for gamma in (0.0, 1.0) for pairs in _PAIRS]
     + [{"n_neighbors": 3, "gamma": 10.0}],
 }
