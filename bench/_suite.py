@@ -44,6 +44,8 @@ LEARNER_CODE = {
     "POLA": "pola-2",
     "PSDBoost": "psdboost-2",
     "VonNeumannCV": "cv-2",
+    "MEG": "online-3",
+    "OnlineLogDet": "online-2",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.

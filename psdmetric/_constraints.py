@@ -109,6 +109,10 @@ class DistanceTargets:
         Row indices into ``X``.
     distances : array-like of shape (n_pairs,)
         Target squared distances, finite and non-negative.
+    labels : array-like of shape (n_pairs,), default=None
+        Makes each target a bound: +1 (similar pair) asks ``d² <= target``, -1
+        (dissimilar pair) ``d² >= target``, and a pair within its bound has no loss.
+        ``None`` asks every squared distance to equal its target.
 
     Attributes
     ----------
@@ -116,6 +120,8 @@ class DistanceTargets:
         The validated row indices, as integers.
     distances : ndarray of shape (n_pairs,)
         The targets, as floats.
+    labels : ndarray of shape (n_pairs,) or None
+        The labels as integers, +1 or -1, or ``None``.
 
     Examples
     --------
@@ -126,6 +132,7 @@ class DistanceTargets:
 
     pairs: np.ndarray
     distances: np.ndarray
+    labels: object = None
 
     def __post_init__(self):
         object.__setattr__(self, "pairs", _as_index_array(self.pairs, 2, "pairs"))
@@ -133,6 +140,12 @@ class DistanceTargets:
         if not np.all(np.isfinite(distances) & (distances >= 0)):
             raise ValueError("DistanceTargets distances must be finite and non-negative.")
         object.__setattr__(self, "distances", distances)
+        if self.labels is not None:
+            labels = _as_float_vector(self.labels, len(self.pairs), "labels")
+            if not np.all((labels == 1) | (labels == -1)):
+                raise ValueError("DistanceTargets labels must be +1 (at most the target) "
+                                 "or -1 (at least the target).")
+            object.__setattr__(self, "labels", labels.astype(np.intp))
 
     # The learner parameters ``from_labels`` reads (a learner fitted on labels has them).
     label_parameters = ("n_constraints", "n_neighbors")
@@ -475,7 +488,9 @@ def distance_targets_from_labels(X, y, n_constraints=None, random_state=None, *,
 
     The pairs are those of :func:`pairs_from_labels` (random, or neighbours with
     ``n_neighbors``). Same-class pairs get the 5th percentile of the squared distances
-    as target, different-class pairs the 95th (the ITML bounds, read as targets).
+    as an upper bound, different-class pairs the 95th as a lower bound (the ITML
+    bounds): the targets carry the pairs' labels, so a pair already within its bound
+    has no loss.
 
     Parameters
     ----------
@@ -509,7 +524,7 @@ def distance_targets_from_labels(X, y, n_constraints=None, random_state=None, *,
     rng = check_random_state(random_state)
     pairs = pairs_from_labels(y, n_constraints, rng, X=X, n_neighbors=n_neighbors)
     u, lower = squared_distance_bounds(X, random_state=rng)
-    return DistanceTargets(pairs.pairs, np.where(pairs.labels == 1, u, lower))
+    return DistanceTargets(pairs.pairs, np.where(pairs.labels == 1, u, lower), pairs.labels)
 
 
 def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=None):

@@ -23,8 +23,8 @@ A learner implements:
 - ``_one_pass(X, constraints)``: one sequential pass in the given order, returning a
   float summarising the pass (by default its cumulative loss, see ``_pass_summary``);
 - ``_pass_converged(previous, summary)``: whether ``fit`` may stop after a pass with
-  that summary (by default: the loss changed by at most ``tol`` relative to the
-  previous pass's);
+  that summary (by default: the loss fell by at most ``tol`` relative to the previous
+  pass's);
 - ``_set_components()``: refresh ``components_`` from the state.
 """
 
@@ -83,8 +83,12 @@ class OnlineMixin(MahalanobisMixin):
         return self
 
     def _pass_converged(self, previous, loss):
-        """The cumulative loss of a pass is within ``tol`` of the previous pass's."""
-        return np.isfinite(previous) and abs(previous - loss) <= self.tol * previous
+        """The pass lowered the cumulative loss by at most ``tol`` times the previous pass's.
+
+        A pass that raises the loss also stops ``fit``: with a fixed rate, passes over
+        pairs no metric fits exactly settle into a cycle rather than a fixed point.
+        """
+        return np.isfinite(previous) and previous - loss <= self.tol * previous
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None, *, constraints=None):
@@ -125,3 +129,10 @@ class OnlineMixin(MahalanobisMixin):
             self.n_iter_ += 1
             self._set_components()
         return self
+
+
+def target_sides(targets):
+    """Per pair of ``DistanceTargets``: +1 for ``d² <= target``, -1 for ``>=``, 0 for ``=``."""
+    if targets.labels is None:
+        return np.zeros(len(targets.pairs))
+    return targets.labels.astype(np.float64)

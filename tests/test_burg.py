@@ -16,22 +16,28 @@ from psdmetric import BurgRegressor, DistanceTargets, OnlineLogDet
 from psdmetric._solvers import burg_matrix_pass, burg_vector_pass
 
 
-def reference_matrix_pass(W, Z, targets, eta, scale):
-    """Alg. 2 literally on the dense W, learning rate halved: the gold standard."""
+def reference_matrix_pass(W, Z, targets, eta, scale, sides):
+    """Alg. 2 literally on the dense W, learning rate halved: the gold standard.
+
+    A pair within its bound (``side · (ŷ − y) < 0``) is an example with no error.
+    """
     identity = np.eye(len(W))
     rates, predictions = [], []
-    for z, target in zip(Z, targets):
+    for z, target, side in zip(Z, targets, sides):
         length = np.linalg.norm(z)
         X = np.outer(z, z) / length**2
         target = target / (scale * length**2)
         prediction = np.trace(W @ X)
+        predictions.append(prediction)
+        if side * (prediction - target) < 0:
+            rates.append(eta)
+            continue
         if prediction < target:
             shifted = identity + np.linalg.inv(np.linalg.inv(W) - identity)
             bound = 1 / (2 * (target - prediction) * np.trace(shifted @ W @ X))
             eta = min(eta, 0.5 * bound)
         W = np.linalg.inv(np.linalg.inv(W) + 2 * eta * (prediction - target) * X)
         rates.append(eta)
-        predictions.append(prediction)
     return W, np.array(predictions), np.array(rates)
 
 
@@ -49,11 +55,12 @@ def reference_vector_pass(w, X, y, eta):
     return w, np.array(predictions), eta
 
 
-def run_matrix_pass(F, G, X, pairs, targets, eta, scale):
+def run_matrix_pass(F, G, X, pairs, targets, eta, scale, sides=None):
     n = len(pairs)
+    sides = np.zeros(n) if sides is None else sides
     predictions, relative, rates = np.empty(n), np.empty(n), np.empty(n)
-    eta = burg_matrix_pass(X, pairs, targets, F, G, eta, scale, predictions, relative,
-                           rates)
+    eta = burg_matrix_pass(X, pairs, targets, sides, F, G, eta, scale, predictions,
+                           relative, rates)
     return eta, predictions, relative, rates
 
 
@@ -75,7 +82,8 @@ def ld_divergence(X, Y):
     return np.trace(product) - np.linalg.slogdet(product)[1] - len(X)
 
 
-def test_matrix_pass_equals_numpy_reference():
+@pytest.mark.parametrize("bounds", [False, True], ids=["targets", "bounds"])
+def test_matrix_pass_equals_numpy_reference(bounds):
     rng = np.random.RandomState(0)
     d, n_pairs, scale, weight = 6, 300, 2.0, 1 / 6
     X = rng.randn(50, d)
@@ -84,10 +92,12 @@ def test_matrix_pass_equals_numpy_reference():
     Z = X[pairs[:, 0]] - X[pairs[:, 1]]
     # Targets both reachable and unreachable (above the ceiling scale · ‖z‖²).
     targets = rng.uniform(0, 1.1, len(pairs)) * scale * np.einsum("ij,ij->i", Z, Z)
+    sides = rng.choice([-1.0, 1.0], len(pairs)) if bounds else np.zeros(len(pairs))
     F, G = initial_factors(d, weight)
-    eta, predictions, _, rates = run_matrix_pass(F, G, X, pairs, targets, 40.0, scale)
+    eta, predictions, _, rates = run_matrix_pass(F, G, X, pairs, targets, 40.0, scale,
+                                                 sides)
     W_ref, predictions_ref, rates_ref = reference_matrix_pass(
-        weight * np.eye(d), Z, targets, 40.0, scale)
+        weight * np.eye(d), Z, targets, 40.0, scale, sides)
     assert_allclose(predictions, predictions_ref, rtol=1e-9)
     assert_allclose(rates, rates_ref, rtol=1e-9)
     assert eta == rates[-1]
@@ -127,7 +137,8 @@ def test_lemma2_invariant_over_1e5_random_updates():
     out = np.empty(1), np.empty(1), np.empty(1)
     factors = np.empty((n_updates, d, d))
     for t in range(n_updates):
-        eta = burg_matrix_pass(X[t], pair, targets[t:t + 1], F, G, eta, 1.0, *out)
+        eta = burg_matrix_pass(X[t], pair, targets[t:t + 1], np.zeros(1), F, G, eta, 1.0,
+                               *out)
         factors[t] = F
     eigenvalues_K = np.linalg.svd(factors, compute_uv=False) ** 2
     eigenvalues_W = 1 / (1 + eigenvalues_K)
@@ -171,6 +182,40 @@ def test_theorem2_loss_bound_on_noiseless_data(seed):
     assert np.sum((predictions - relative) ** 2) == pytest.approx(model.cumulative_loss_)
     # And the learner does find U: the late predictions are nearly exact.
     assert np.mean(np.abs(predictions - relative)[-300:]) < 0.05 * np.mean(relative)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_theorem2_loss_bound_holds_for_bounds_met_by_the_comparator(seed):
+    """With labels, the loss is the squared hinge ``max(0, side · (ŷ − y))²``.
+
+    For any ``0 ≺ U ≺ I`` within every bound, a violated example has
+    ``e (ŷ − tr(UX)) ≥ e²`` (``e = ŷ − y``), so each step lowers ``D_ld(U, W)`` by at
+    least as much as Theorem 2's step on exact targets: ``Σ η_t e_t² ≤ D_ld(U, W₀)``.
+    """
+    rng = np.random.RandomState(seed)
+    d, n_pairs, scale = 5, 3000, 3.0
+    U = hidden_metric(d, seed)
+    X = rng.randn(200, d)
+    pairs = rng.randint(0, 200, (n_pairs, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    labels = rng.choice([-1, 1], len(pairs))
+    # Upper bounds above, lower bounds below U's distances: U meets all of them.
+    targets = scale * np.einsum("ij,jk,ik->i", Z, U, Z) * (1 + 0.5 * labels * rng.rand(len(pairs)))
+    F, G = initial_factors(d, 1 / d)
+    _, predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, scale,
+                                                      labels.astype(float))
+    errors = predictions - relative
+    hinge = np.where(labels * errors < 0, 0.0, errors)
+    assert 0 < np.sum(hinge == 0) < len(pairs)
+    assert np.sum(rates * hinge**2) <= ld_divergence(U, np.eye(d) / d)
+    model = OnlineLogDet(eta=0.5 / d**2, scale=scale, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, constraints=DistanceTargets(pairs, targets, labels))
+    assert model.cumulative_loss_ == pytest.approx(np.sum(hinge**2), rel=1e-12)
+    # The late examples are nearly all within their bounds.
+    assert np.mean(hinge[-300:] != 0) < 0.5 * np.mean(hinge[:300] != 0)
 
 
 def test_partial_fit_on_chunks_equals_one_pass():

@@ -12,18 +12,22 @@ from psdmetric import MEG, DistanceTargets, distance_targets_from_labels
 from psdmetric._solvers import meg_pass
 
 
-def reference_meg(X, pairs, targets, eta):
-    """Plain NumPy MEG (seed 000 eq. 4) on the dense logarithm, from W₁ = I/d."""
+def reference_meg(X, pairs, targets, eta, sides):
+    """Plain NumPy MEG (Tsuda et al. eq. 4) on the dense logarithm, from W₁ = I/d.
+
+    An example within its bound (``side · (ŷ − y) < 0``) has no error.
+    """
     d = X.shape[1]
     S, losses = np.zeros((d, d)), []
-    for (i, j), y in zip(pairs, targets):
+    for (i, j), y, side in zip(pairs, targets, sides):
         values, vectors = np.linalg.eigh(S)
         W = (vectors * np.exp(values - values.max())) @ vectors.T
         W /= np.trace(W)
         z = X[i] - X[j]
         prediction = z @ W @ z
-        losses.append((prediction - y) ** 2)
-        S = S - 2 * eta * (prediction - y) * np.outer(z, z)
+        error = 0.0 if side * (prediction - y) < 0 else prediction - y
+        losses.append(error**2)
+        S = S - 2 * eta * error * np.outer(z, z)
     values, vectors = np.linalg.eigh(S)
     W = (vectors * np.exp(values - values.max())) @ vectors.T
     return W / np.trace(W), np.array(losses)
@@ -37,14 +41,18 @@ def random_examples(rng, n_samples, n_features, n_pairs):
     return X, pairs, rng.uniform(0, 1, len(pairs)) * lengths / n_features
 
 
-def test_compiled_pass_equals_numpy_reference():
+@pytest.mark.parametrize("bounds", [False, True], ids=["targets", "bounds"])
+def test_compiled_pass_equals_numpy_reference(bounds):
     rng = np.random.RandomState(0)
     X, pairs, targets = random_examples(rng, 40, 5, 300)
+    sides = rng.choice([-1.0, 1.0], len(pairs)) if bounds else np.zeros(len(pairs))
     eta = 0.3 / ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1).max() ** 2
     Q, W, losses = np.zeros(5), np.eye(5, order="F"), np.empty(len(pairs))
-    total = meg_pass(np.ascontiguousarray(X), np.ascontiguousarray(pairs), targets, eta, Q, W,
-                     losses)
-    expected_W, expected_losses = reference_meg(X, pairs, targets, eta)
+    total = meg_pass(np.ascontiguousarray(X), np.ascontiguousarray(pairs), targets, sides,
+                     eta, Q, W, losses)
+    expected_W, expected_losses = reference_meg(X, pairs, targets, eta, sides)
+    if bounds:  # some examples were within their bounds, some not
+        assert 0 < np.sum(expected_losses == 0) < len(pairs)
     learned = (W * np.exp(Q)) @ W.T / np.exp(Q).sum()
     assert_allclose(learned, expected_W, rtol=0, atol=1e-12)
     assert_allclose(losses, expected_losses, rtol=1e-9, atol=1e-15)
@@ -93,6 +101,32 @@ def test_total_loss_is_under_the_relative_loss_bound_of_lemma_3_2(c, noise):
     K = model.get_mahalanobis_matrix()
     assert np.abs(0.5 * (K[a, a] + K[b, b] - 2 * K[a, b]) - targets)[-200:].mean() < (
         0.2 * np.abs(1 / n - targets[:200]).mean())
+
+
+@pytest.mark.parametrize("c", [0.5, 2.0])
+def test_hinge_loss_is_under_the_relative_loss_bound_of_lemma_3_2(c):
+    """With labels, an example within its bound is skipped (no loss, no update).
+
+    Every other example is an ordinary MEG step, for which Lemma 3.2's per-step
+    inequality holds; a skipped one changes nothing. Summed, the squared hinge loss
+    obeys the lemma's bound with the comparator's squared loss over all examples.
+    """
+    rng = np.random.RandomState(int(10 * c) + 1)
+    n = 12
+    U, pairs, exact = kernel_examples(rng, n, 3000)
+    labels = rng.choice([-1, 1], len(pairs))
+    targets = np.maximum(exact * (1 + 0.3 * labels * rng.rand(len(pairs)))
+                         + 0.002 * rng.randn(len(pairs)), 0.0)
+    eta = 2 * c / (2 + c)  # r = 1
+    model = MEG(eta=eta).partial_fit(np.eye(n) / np.sqrt(2),
+                                     constraints=DistanceTargets(pairs, targets, labels))
+    comparator_loss = np.sum((exact - targets) ** 2)
+    bound = (1 + c / 2) * comparator_loss + (0.5 + 1 / c) * von_neumann_divergence(U, np.eye(n) / n)
+    assert 0 < model.cumulative_loss_ <= bound
+    # Without the labels the same examples are squared-loss targets: a larger loss.
+    squared = MEG(eta=eta).partial_fit(np.eye(n) / np.sqrt(2),
+                                       constraints=DistanceTargets(pairs, targets))
+    assert model.cumulative_loss_ < squared.cumulative_loss_
 
 
 @pytest.mark.parametrize("rate", [1.0, 100.0])
@@ -167,3 +201,16 @@ def test_learns_a_useful_metric_and_is_reproducible():
     M = first.get_mahalanobis_matrix()
     assert M[1, 1] > M[0, 0]
     assert linalg.norm(M - M.T) == 0
+
+
+@pytest.mark.parametrize("load", ["iris", "wine", "breast_cancer"])
+def test_default_fit_stops_by_its_rule_without_warning(load):
+    from sklearn import datasets
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = getattr(datasets, f"load_{load}")(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MEG(random_state=0).fit(X, y)
+    assert 1 < model.n_iter_ < model.max_iter

@@ -8,6 +8,7 @@ from numpy.testing import assert_allclose
 from sklearn.exceptions import ConvergenceWarning
 
 from psdmetric import (
+    MEG,
     POLA,
     BurgRegressor,
     DistanceTargets,
@@ -93,6 +94,25 @@ def test_labelled_chunks_form_their_pairs_within_the_chunk(Learner):
                                             n_neighbors=n_neighbors)
         explicit.partial_fit(X[rows], constraints=constraints)
     assert_allclose(learned(from_labels), learned(explicit), rtol=1e-13, atol=1e-300)
+
+
+@pytest.mark.parametrize("Learner", [MEG, OnlineLogDet], ids=["MEG", "OnlineLogDet"])
+@pytest.mark.parametrize("tol", [0.1, 0.01])
+def test_fit_stops_when_a_pass_lowers_the_loss_by_at_most_tol(Learner, tol):
+    """fit's passes are partial_fit's; it stops after pass k once loss[k-1] − loss[k] ≤ tol·loss[k-1]."""
+    X, y = labelled_data(seed=4)
+    constraints = distance_targets_from_labels(X, y, None, np.random.RandomState(0))
+    by_passes, losses = Learner(), []
+    for _ in range(40):
+        before = getattr(by_passes, "cumulative_loss_", 0.0)
+        by_passes.partial_fit(X, constraints=constraints)
+        losses.append(by_passes.cumulative_loss_ - before)
+    expected = 1 + next(k for k in range(1, 40) if losses[k - 1] - losses[k] <= tol * losses[k - 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = Learner(max_iter=40, tol=tol).fit(X, constraints=constraints)
+    assert model.n_iter_ == expected > 1
+    assert model.cumulative_loss_ == pytest.approx(sum(losses[:expected]), rel=1e-12)
 
 
 @pytest.mark.parametrize("Learner", ONLINE_METRIC_LEARNERS, ids=ids)

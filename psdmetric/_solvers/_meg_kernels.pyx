@@ -18,15 +18,18 @@ from ._eigen_workspace cimport Work
 
 
 def meg_pass(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
-             const double[::1] targets, double eta, double[::1] Q, double[::1, :] W,
-             double[::1] losses):
+             const double[::1] targets, const double[::1] sides, double eta,
+             double[::1] Q, double[::1, :] W, double[::1] losses):
     """One pass of Matrix Exponentiated Gradient updates over the examples, in order.
 
     The trace-one matrix is ``W e^Q Wᵀ / tr e^Q`` (``Q`` ascending with maximum 0, as
     in Tsuda et al., 2005, eq. 7; ``W`` orthogonal, column-major; both updated in place). Example
     ``c`` is ``X_c = z zᵀ`` with ``z = F[i] − F[j]`` and label ``targets[c]``; the
     prediction is ``ŷ = tr(W X_c)`` and the update adds ``−2 eta (ŷ − y) z zᵀ`` to the
-    logarithm. ``losses[c]`` receives ``(ŷ − y)²`` before the update.
+    logarithm. ``sides[c]`` makes the label a bound: +1 asks ``ŷ ≤ y``, −1 ``ŷ ≥ y``,
+    0 ``ŷ = y``; an example within its bound has no loss and no update (the eigen
+    update, the costly step, is skipped). ``losses[c]`` receives ``(ŷ − y)²`` (0 within
+    the bound) before the update.
 
     Returns the total loss of the pass.
     """
@@ -35,8 +38,8 @@ def meg_pass(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     cdef double nw, lphi, dlphi, ltr, ratio, yhat, diff, total = 0.0, offset = 0.0
     if W.shape[0] != n or W.shape[1] != n or F.shape[1] != n:
         raise ValueError("F, Q and W must describe the same dimension")
-    if targets.shape[0] != m or losses.shape[0] != m:
-        raise ValueError("targets and losses need one entry per example")
+    if targets.shape[0] != m or sides.shape[0] != m or losses.shape[0] != m:
+        raise ValueError("targets, sides and losses need one entry per example")
     _check_sorted(Q)
     if n == 0:
         return 0.0
@@ -62,6 +65,8 @@ def meg_pass(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             _moments(wk, &lphi, &dlphi, &ltr, &ratio, &Q[0], False)
             yhat = nw * nw * ratio
             diff = yhat - targets[c]
+            if sides[c] * diff < 0.0:
+                diff = 0.0
             losses[c] = diff * diff
             total += losses[c]
             if diff == 0.0:

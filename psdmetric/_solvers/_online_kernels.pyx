@@ -96,7 +96,8 @@ def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
 
 
 def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
-                     const double[::1] targets, double[::1, :] F, double[::1, :] G,
+                     const double[::1] targets, const double[::1] sides,
+                     double[::1, :] F, double[::1, :] G,
                      double eta, double scale, double[::1] predictions,
                      double[::1] relative_targets, double[::1] rates):
     """One pass of the matrix Burg algorithm (Jain et al., 2007, Alg. 2) over rank-one examples.
@@ -113,6 +114,9 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     ``η ← min(η, ½ / (2(y − ŷ) ẑᵀ(W⁻¹ − I)⁻¹ẑ))`` (the paper's
     ``tr((I + (W⁻¹ − I)⁻¹) W X) = ẑᵀ(W⁻¹ − I)⁻¹ẑ``, halved so W stays strictly below I).
 
+    ``sides[t]`` makes the target a bound: +1 asks ``ŷ ≤ y``, −1 ``ŷ ≥ y``, 0 ``ŷ = y``;
+    a pair within its bound has error 0 and leaves W and the rate unchanged.
+
     For each pair, ``predictions[t] = ẑᵀWẑ``, ``relative_targets[t] = y'`` and
     ``rates[t]`` the rate used; pairs of identical points are skipped and marked NaN.
     Returns the final rate.
@@ -122,9 +126,11 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     cdef double length, target, prediction, error, curvature, step
     cdef double nan = float("nan")
     if (F.shape[0] != d or F.shape[1] != d or G.shape[0] != d or G.shape[1] != d
-            or targets.shape[0] != n_pairs or predictions.shape[0] != n_pairs
+            or targets.shape[0] != n_pairs or sides.shape[0] != n_pairs
+            or predictions.shape[0] != n_pairs
             or relative_targets.shape[0] != n_pairs or rates.shape[0] != n_pairs):
-        raise ValueError("X, pairs, targets, factors and outputs have inconsistent shapes")
+        raise ValueError("X, pairs, targets, sides, factors and outputs have inconsistent "
+                         "shapes")
     cdef double[::1] z = np.empty(d)
     cdef double[::1] x_inner = np.empty(d)
     cdef double[::1] x_outer = np.empty(d)
@@ -149,6 +155,8 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                 prediction = prediction + x_outer[k] * x_outer[k]
                 curvature = curvature + x_inner[k] * x_inner[k]
             error = prediction - target
+            if sides[t] * error < 0.0:
+                error = 0.0
             if error < 0.0 and eta > _SAFETY / (-2.0 * error * curvature):
                 eta = _SAFETY / (-2.0 * error * curvature)
             step = 2.0 * eta * error
