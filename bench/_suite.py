@@ -41,11 +41,11 @@ LEARNER_CODE = {
     "DefiniteBoost": "slack-1",
     "KernelPOLA": "pola-2",
     "LogDetCV": "cv-2",
+    "MEG": "online-3",
+    "OnlineLogDet": "online-2",
     "POLA": "pola-2",
     "PSDBoost": "psdboost-2",
     "VonNeumannCV": "cv-2",
-    "MEG": "online-3",
-    "OnlineLogDet": "online-2",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
