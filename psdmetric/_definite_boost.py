@@ -17,6 +17,7 @@ from ._solvers import (
     cyclic_projections,
     definite_boost_steps,
     iterate,
+    screen_violations,
     von_neumann_sweep,
 )
 from ._von_neumann import components_from_eigen
@@ -248,6 +249,9 @@ class DefiniteBoost(PairBregmanMixin):
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
             # Each exact projection minimises the dual objective over one dual.
             failure=lambda: problem.infeasibility(problem.dual_objective(Q, dual)),
+            screen=lambda: screen_violations((problem.factor @ W) * np.exp(Q / 2),
+                                             problem.pairs, problem.direction,
+                                             bounds * np.exp(Q).sum()),
         )
         return n_iter, int(counters[0])
 

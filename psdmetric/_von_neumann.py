@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._bregman import PairBregmanMixin, ascending_prior
-from ._solvers import cyclic_projections, von_neumann_sweep
+from ._solvers import cyclic_projections, screen_violations, von_neumann_sweep
 
 
 def components_from_eigen(eigenvectors, W, Q, trace_one):
@@ -199,6 +199,8 @@ class VonNeumann(PairBregmanMixin):
             self.n_iter_ = cyclic_projections(
                 sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
                 verbose=self.verbose, name=type(self).__name__, random_state=rng,
+                screen=lambda: screen_violations((factor @ W) * np.exp(Q / 2),
+                                                 constraints.pairs, direction, targets),
             )
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=False)
