@@ -32,7 +32,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import contextlib  # noqa: E402
 import multiprocessing  # noqa: E402
 import queue  # noqa: E402
 import sys  # noqa: E402
@@ -52,6 +51,7 @@ from _reporting import (  # noqa: E402
     machine,
     machine_line,
     parse_arguments,
+    tallied,
     write_json,
 )
 
@@ -134,28 +134,6 @@ def time_cell(learner_name, dataset, n_folds, budget):
         if child.is_alive():
             child.terminate()
         child.join()
-
-
-@contextlib.contextmanager
-def tallied(module, screening):
-    """Count what ``module``'s cyclic driver does; with ``screening=False``, sweep all."""
-    real = module.cyclic_projections
-    tally = {"swept": 0, "projected": 0}
-
-    def driver(sweep, dual, *args, screen=None, **kwargs):
-        def counted(order):
-            before = dual[order]
-            n_violated = sweep(order)
-            tally["swept"] += len(order)
-            tally["projected"] += int(np.count_nonzero(dual[order] != before))
-            return n_violated
-        return real(counted, dual, *args, screen=screen if screening else None, **kwargs)
-
-    module.cyclic_projections = driver
-    try:
-        yield tally
-    finally:
-        module.cyclic_projections = real
 
 
 def ratio_experiment(n_pairs):
