@@ -11,7 +11,7 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 import numpy as np
 
 from ._bregman import PairBregmanMixin, prior_eigenpairs
-from ._solvers import cyclic_projections, logdet_sweep, screen_violations
+from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
 
 
 class LogDet(PairBregmanMixin):
@@ -160,8 +160,10 @@ class LogDet(PairBregmanMixin):
             return logdet_sweep(factor, constraints.pairs, direction, targets, dual, B,
                                 gamma_ratio, inv_gamma, order)
 
+        rows, local_pairs = paired_rows(factor, constraints.pairs)
+
         def screen():
-            return screen_violations(factor @ B, constraints.pairs, direction, targets)
+            return screen_violations(rows @ B, local_pairs, direction, targets)
 
         self.n_iter_ = cyclic_projections(
             sweep, dual, (targets, B), tol=self.tol, max_iter=self.max_iter,

@@ -15,6 +15,7 @@ from psdmetric._solvers import (
     cyclic_projections,
     logdet_sweep,
     pair_squared_distances,
+    paired_rows,
     screen_violations,
     von_neumann_sweep,
 )
@@ -36,6 +37,15 @@ def test_pair_squared_distances_equal_numpy_reference():
     assert pair_squared_distances(F, pairs[:0]).shape == (0,)
     with pytest.raises(ValueError, match="rows of F"):
         pair_squared_distances(F, np.array([[0, 30]], dtype=np.intp))
+
+
+def test_paired_rows_give_the_same_distances_from_fewer_rows():
+    rng = np.random.RandomState(1)
+    F = rng.randn(50, 4)
+    pairs = rng.choice([3, 7, 8, 20, 41], size=(12, 2)).astype(np.intp)
+    rows, local = paired_rows(F, pairs)
+    assert rows.shape == (len(np.unique(pairs)), 4)
+    assert_array_equal(pair_squared_distances(rows, local), pair_squared_distances(F, pairs))
 
 
 def test_kernels_reject_orders_outside_the_constraints():

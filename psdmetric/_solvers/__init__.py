@@ -1,6 +1,6 @@
 """Shared numerical machinery: the iteration driver and the compiled kernels."""
 
-from ._cyclic import cyclic_projections, dual_change, screen_violations
+from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violations
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._definite_boost_kernels import definite_boost_steps
 from ._eigen_update import rank_one_eigen_update
@@ -29,6 +29,7 @@ __all__ = [
     "logdet_sweep",
     "meg_pass",
     "pair_squared_distances",
+    "paired_rows",
     "pola_pass",
     "rank_one_eigen_update",
     "screen_violations",

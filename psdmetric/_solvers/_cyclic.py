@@ -30,6 +30,17 @@ from ._logdet_kernels import pair_squared_distances
 SCREEN_MARGIN = 1e-9
 
 
+def paired_rows(factor, pairs):
+    """The rows of ``factor`` that ``pairs`` use, and ``pairs`` renumbered into them.
+
+    A screen then multiplies only these rows by the current factor: with fewer pairs
+    than samples, the product costs no more than the pairs need.
+    """
+    rows, local = np.unique(pairs, return_inverse=True)
+    return (np.ascontiguousarray(factor[rows]),
+            np.ascontiguousarray(local.reshape(pairs.shape), dtype=np.intp))
+
+
 def screen_violations(F, pairs, direction, bounds):
     """Relative violation ``δ (d²/ξ − 1)`` of every pair constraint, ``d² = ‖F[i] − F[j]‖²``.
 
