@@ -10,8 +10,10 @@ can creep towards the solution for thousands of cycles; on scikit-learn's digits
 4,000 pairs a fixed order is still 0.6 % away from the optimum after 3,000 cycles, while
 reshuffled cycles reach it to machine precision (KKT residuals ~1e-13) in about 100.
 
-Screening: after a few cycles most constraints are satisfied with a zero dual, and a
-projection onto such a constraint changes nothing. Given a ``screen``, the driver
+Screening: a projection onto a constraint that is satisfied with a zero dual changes
+nothing, and after a few cycles many constraints are (how many depends on the bounds
+and the slack: a third of 100,000 random MNIST-5000 pairs under ITML's 5th/95th
+percentile bounds and γ = 1). Given a ``screen``, the driver
 computes every constraint's violation once per cycle from the current matrix (one
 matrix product and ``m r`` flops, :func:`screen_violations`) and sweeps only the
 constraints that are violated or carry a nonzero dual. It declares convergence only
