@@ -6,6 +6,7 @@ directory instead, so smoke numbers never replace the committed ones.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import multiprocessing
@@ -206,3 +207,29 @@ def run_with_time_limit(function, args, seconds, start_method="spawn"):
                 break
     child.join(timeout=10)
     return outcome
+
+
+@contextlib.contextmanager
+def tallied(module, screening):
+    """Count what the cyclic driver of a learner's ``module`` does (e.g.
+    ``psdmetric._logdet``): constraints swept, and projected (their dual changed).
+
+    With ``screening=False`` the driver runs full sweeps, as before it screened.
+    """
+    real = module.cyclic_projections
+    tally = {"swept": 0, "projected": 0}
+
+    def driver(sweep, dual, *args, screen=None, **kwargs):
+        def counted(order):
+            before = dual[order]
+            n_violated = sweep(order)
+            tally["swept"] += len(order)
+            tally["projected"] += int(np.count_nonzero(dual[order] != before))
+            return n_violated
+        return real(counted, dual, *args, screen=screen if screening else None, **kwargs)
+
+    module.cyclic_projections = driver
+    try:
+        yield tally
+    finally:
+        module.cyclic_projections = real

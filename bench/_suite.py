@@ -40,12 +40,14 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-1",
     "KernelPOLA": "pola-2",
-    "LogDetCV": "cv-2",
+    "LogDet": "screen-1",
+    "LogDetCV": "cv-2-screen-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-2",
     "POLA": "pola-2",
     "PSDBoost": "psdboost-2",
-    "VonNeumannCV": "cv-2",
+    "VonNeumann": "screen-1",
+    "VonNeumannCV": "cv-2-screen-1",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.

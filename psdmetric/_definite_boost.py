@@ -17,6 +17,8 @@ from ._solvers import (
     cyclic_projections,
     definite_boost_steps,
     iterate,
+    paired_rows,
+    screen_violations,
     von_neumann_sweep,
 )
 from ._von_neumann import components_from_eigen
@@ -257,6 +259,7 @@ class DefiniteBoost(PairBregmanMixin):
         counters = np.zeros(3, dtype=np.intp)
         bounds = problem.targets.copy()
         hard = np.zeros(len(dual))
+        rows, local_pairs = paired_rows(problem.factor, problem.pairs)
 
         def sweep(order):
             return von_neumann_sweep(problem.factor, problem.pairs, problem.direction,
@@ -268,6 +271,8 @@ class DefiniteBoost(PairBregmanMixin):
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
             # Each exact projection minimises the dual objective over one dual.
             failure=lambda: problem.infeasibility(problem.dual_objective(Q, dual)),
+            screen=lambda: screen_violations((rows @ W) * np.exp(Q / 2), local_pairs,
+                                             problem.direction, bounds * np.exp(Q).sum()),
         )
         return n_iter, int(counters[0])
 

@@ -11,7 +11,7 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 import numpy as np
 
 from ._bregman import PairBregmanMixin, prior_eigenpairs
-from ._solvers import cyclic_projections, logdet_sweep
+from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
 
 
 class LogDet(PairBregmanMixin):
@@ -160,9 +160,15 @@ class LogDet(PairBregmanMixin):
             return logdet_sweep(factor, constraints.pairs, direction, targets, dual, B,
                                 gamma_ratio, inv_gamma, order)
 
+        rows, local_pairs = paired_rows(factor, constraints.pairs)
+
+        def screen():
+            return screen_violations(rows @ B, local_pairs, direction, targets)
+
         self.n_iter_ = cyclic_projections(
             sweep, dual, (targets, B), tol=self.tol, max_iter=self.max_iter,
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
+            screen=screen,
         )
         self.components_ = B.T @ initial
         self.dual_coef_ = dual

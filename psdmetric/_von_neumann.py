@@ -16,7 +16,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ._bregman import PairBregmanMixin, ascending_prior
-from ._solvers import cyclic_projections, von_neumann_sweep
+from ._solvers import cyclic_projections, paired_rows, screen_violations, von_neumann_sweep
 
 
 def components_from_eigen(eigenvectors, W, Q, trace_one):
@@ -193,12 +193,15 @@ class VonNeumann(PairBregmanMixin):
             return von_neumann_sweep(factor, constraints.pairs, direction, targets, slack,
                                      dual, Q, W, order)
 
+        rows, local_pairs = paired_rows(factor, constraints.pairs)
         # One thread: the r×r products are too small to gain from more, and the result
         # must not depend on the thread count.
         with threadpool_limits(limits=1, user_api="blas"):
             self.n_iter_ = cyclic_projections(
                 sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
                 verbose=self.verbose, name=type(self).__name__, random_state=rng,
+                screen=lambda: screen_violations((rows @ W) * np.exp(Q / 2), local_pairs,
+                                                 direction, targets),
             )
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=False)

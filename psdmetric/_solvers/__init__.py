@@ -1,10 +1,10 @@
 """Shared numerical machinery: the iteration driver and the compiled kernels."""
 
-from ._cyclic import cyclic_projections, dual_change
+from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violations
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._definite_boost_kernels import definite_boost_steps
 from ._eigen_update import rank_one_eigen_update
-from ._logdet_kernels import cholupdatemult, logdet_sweep
+from ._logdet_kernels import cholupdatemult, logdet_sweep, pair_squared_distances
 from ._meg_kernels import meg_pass
 from ._online_kernels import (
     burg_matrix_pass,
@@ -28,7 +28,10 @@ __all__ = [
     "kernel_pola_block",
     "logdet_sweep",
     "meg_pass",
+    "pair_squared_distances",
+    "paired_rows",
     "pola_pass",
     "rank_one_eigen_update",
+    "screen_violations",
     "von_neumann_sweep",
 ]

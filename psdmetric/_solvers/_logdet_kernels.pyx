@@ -22,22 +22,47 @@ cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
     ``a_{k+1} = beta / P_k`` and ``t_k = P_k / P_{k-1}``, so only a running sum is
     sequential. With ``s[i] = Σ_{k>j} B_old[i, k] x[k]`` carried down the columns, the
     update of column j is independent across rows and the compiler vectorises it.
+    Columns go in pairs so that ``s`` is loaded and stored once per two columns (the
+    same operations in the same order per entry, so the same result to the bit).
     """
     cdef Py_ssize_t i, j
-    cdef double h, coef, old, xj
+    cdef double h, coef, old, xj, h2, coef2, x2, old2, carried
     cdef double* column
+    cdef double* column2
     P[0] = 1.0
     for i in range(r):
         P[i + 1] = P[i] + beta * x[i] * x[i]
         s[i] = 0.0
-    for j in range(r - 1, -1, -1):
+    j = r - 1
+    while j >= 1:
         column = B + j * r
+        column2 = column - r
         h = sqrt(P[j + 1] / P[j])
         xj = x[j]
         coef = beta * xj / P[j + 1]
+        h2 = sqrt(P[j] / P[j - 1])
+        x2 = x[j - 1]
+        coef2 = beta * x2 / P[j]
+        # Row j - 1 is above column j's diagonal: only column j - 1 has an entry there.
+        old2 = column2[j - 1]
+        column2[j - 1] = (old2 + coef2 * s[j - 1]) * h2
+        s[j - 1] = s[j - 1] + old2 * x2
         for i in range(j, r):
             old = column[i]
-            column[i] = (old + coef * s[i]) * h
+            carried = s[i]
+            column[i] = (old + coef * carried) * h
+            carried = carried + old * xj
+            old2 = column2[i]
+            column2[i] = (old2 + coef2 * carried) * h2
+            s[i] = carried + old2 * x2
+        j -= 2
+    if j == 0:
+        h = sqrt(P[1] / P[0])
+        xj = x[0]
+        coef = beta * xj / P[1]
+        for i in range(r):
+            old = B[i]
+            B[i] = (old + coef * s[i]) * h
             s[i] = s[i] + old * xj
 
 
@@ -70,13 +95,49 @@ def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
         _cholupdatemult(beta, &w[0], &B[0, 0], r, &work[0], &work[r + 1])
 
 
+cdef void _check_order(const Py_ssize_t[::1] order, Py_ssize_t m) except *:
+    """Raise unless every entry of ``order`` indexes one of the ``m`` constraints."""
+    cdef Py_ssize_t t
+    for t in range(order.shape[0]):
+        if order[t] < 0 or order[t] >= m:
+            raise ValueError(f"order holds {order[t]}, not a constraint index in [0, {m})")
+
+
+def pair_squared_distances(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs):
+    """``‖F[i] − F[j]‖²`` for every pair ``(i, j)`` of ``pairs``, without m×r temporaries.
+
+    The screen of the cyclic driver: with ``F`` the samples under the current metric's
+    factor, these are every constraint's current squared distance, in ``m r`` flops.
+    """
+    cdef Py_ssize_t m = pairs.shape[0], n = F.shape[0], r = F.shape[1]
+    cdef Py_ssize_t c, k, i, j
+    cdef double total, diff
+    if pairs.shape[1] != 2:
+        raise ValueError("pairs must have two columns")
+    if m and (np.min(pairs) < 0 or np.max(pairs) >= n):
+        raise ValueError(f"pairs must index the {n} rows of F")
+    out = np.empty(m)
+    cdef double[::1] distances = out
+    with nogil:
+        for c in range(m):
+            i = pairs[c, 0]
+            j = pairs[c, 1]
+            total = 0.0
+            for k in range(r):
+                diff = F[i, k] - F[j, k]
+                total = total + diff * diff
+            distances[c] = total
+    return out
+
+
 def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
                  const double[::1] direction, double[::1] target,
                  double[::1] dual, double[::1, :] B,
                  double gamma_ratio, double inv_gamma, const Py_ssize_t[::1] order):
     """One cycle of LogDet Bregman projections with dual corrections.
 
-    Constraints are visited in ``order`` (a permutation of the constraint indices).
+    Constraints are visited in ``order``: a permutation of the constraint indices, or of
+    the subset the cyclic driver's screen keeps (the others would be no-ops).
 
     Constraint ``c`` asks ``direction[c] * (d²(i, j) - target[c]) <= 0`` with
     ``d²(i, j) = ||Bᵀ (G[i] - G[j])||²``. ``target`` holds the slack-adjusted
@@ -90,15 +151,14 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
     cdef Py_ssize_t c, t, k, i, j
     cdef double p, alpha, beta, delta
     cdef Py_ssize_t n_violated = 0
-    if order.shape[0] != m:
-        raise ValueError("order must be a permutation of the constraint indices")
+    _check_order(order, m)
     if r == 0:
         return 0
     cdef double[::1] v = np.empty(r)
     cdef double[::1] w = np.empty(r)
     cdef double[::1] work = np.empty(2 * r + 1)
     with nogil:
-        for t in range(m):
+        for t in range(order.shape[0]):
             c = order[t]
             i = pairs[c, 0]
             j = pairs[c, 1]

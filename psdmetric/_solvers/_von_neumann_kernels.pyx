@@ -195,10 +195,12 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     cdef Target tg
     if W.shape[0] != n or W.shape[1] != n or dim != n:
         raise ValueError("F, Q and W must describe the same dimension")
-    if (order.shape[0] != m or direction.shape[0] != m or target.shape[0] != m
+    if (direction.shape[0] != m or target.shape[0] != m
             or dual.shape[0] != m or slack.shape[0] != m):
-        raise ValueError("order, direction, target, slack and dual need one entry per "
-                         "constraint")
+        raise ValueError("direction, target, slack and dual need one entry per constraint")
+    # A subset order (the cyclic driver's screen) skips constraints that would be no-ops.
+    if order.shape[0] and (np.min(order) < 0 or np.max(order) >= m):
+        raise ValueError(f"order must hold constraint indices in [0, {m})")
     if counters is not None and counters.shape[0] < 3:
         raise ValueError("counters needs 3 entries")
     if relative and np.any(np.asarray(slack) != 0.0):
@@ -213,7 +215,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     cdef double* swap
     tg.relative = relative
     with nogil:
-        for tt in range(m):
+        for tt in range(order.shape[0]):
             c = order[tt]
             for kk in range(n):
                 wk.v[kk] = F[pairs[c, 0], kk] - F[pairs[c, 1], kk]
