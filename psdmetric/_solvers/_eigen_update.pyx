@@ -265,6 +265,21 @@ cdef void _apply(Work* wk, double* Q, double* Wc, double* Wn) noexcept nogil:
     cdef int ni = <int> n, ki = <int> k, one = 1
     cdef double c, s, alpha = 1.0, beta = 0.0, vnd = 0.0, vdf = 0.0
     cdef Py_ssize_t* dord = wk.dord
+    if wk.ndefl == 0:
+        # Nothing deflated (the common case once Q is spread): one product straight from
+        # Wc into Wn. For ρ < 0 the solver order is W's columns and U's reversed, and
+        # reversing both axes of a column-major S is reversing its storage.
+        _vectors(wk)
+        if wk.sign < 0:
+            for j in range(k * k // 2):
+                c = wk.S[j]
+                wk.S[j] = wk.S[k * k - 1 - j]
+                wk.S[k * k - 1 - j] = c
+        dgemm(b"N", b"N", &ni, &ki, &ki, &alpha, Wc, &ni, wk.S, &ki, &beta, Wn, &ni)
+        for pos in range(n):
+            nd_i = pos if wk.sign > 0 else n - 1 - pos
+            Q[pos] = wk.sign * (wk.porg[nd_i] + wk.tau[nd_i])
+        return
     for r in range(wk.nrot):
         c = wk.rotc[r]
         s = wk.rots[r]
@@ -311,6 +326,8 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     cdef Py_ssize_t m = wk.m, n = wk.n, i, j
     cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1 = 0.0
     cdef double li, ei, ci, gap, dd
+    cdef double dd_gap = DD_GAP  # a local: stores to acc cannot alias it
+    cdef bint wide
     cdef double* lam = wk.lam
     cdef double* wt = wk.wt
     cdef double* ex = wk.ex
@@ -339,9 +356,12 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
         ei = ex[i]
         ci = wt[i]
         for j in range(i + 1, m):
+            # Branch-free (both sides computed, then selected): with -fno-trapping-math
+            # the loop vectorises.
             gap = li - lam[j]
-            dd = (ei - ex[j]) / gap if fabs(gap) > DD_GAP else 0.5 * (ei + ex[j])
-            acc[j] += ci * dd
+            wide = fabs(gap) > dd_gap
+            dd = (ei - ex[j]) / (gap if wide else 1.0)
+            acc[j] += ci * (dd if wide else 0.5 * (ei + ex[j]))
     for j in range(m):
         s1 += wt[j] * (2.0 * acc[j] + wt[j] * ex[j])
     dlogphi[0] = s1 / s0
