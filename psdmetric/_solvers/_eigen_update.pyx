@@ -265,20 +265,15 @@ cdef void _apply(Work* wk, double* Q, double* Wc, double* Wn) noexcept nogil:
     cdef int ni = <int> n, ki = <int> k, one = 1
     cdef double c, s, alpha = 1.0, beta = 0.0, vnd = 0.0, vdf = 0.0
     cdef Py_ssize_t* dord = wk.dord
-    if wk.ndefl == 0:
-        # Nothing deflated (the common case once Q is spread): one product straight from
-        # Wc into Wn. For ρ < 0 the solver order is W's columns and U's reversed, and
-        # reversing both axes of a column-major S is reversing its storage.
+    if wk.ndefl == 0 and wk.sign > 0:
+        # Nothing deflated (the common case once Q is spread) and solver order = W's
+        # order: one product straight from Wc into Wn, no gather and scatter copies.
+        # (ρ < 0 reverses the order; folding that into S would change the summation
+        # order of the product and so the last bits of every learner's results.)
         _vectors(wk)
-        if wk.sign < 0:
-            for j in range(k * k // 2):
-                c = wk.S[j]
-                wk.S[j] = wk.S[k * k - 1 - j]
-                wk.S[k * k - 1 - j] = c
         dgemm(b"N", b"N", &ni, &ki, &ki, &alpha, Wc, &ni, wk.S, &ki, &beta, Wn, &ni)
         for pos in range(n):
-            nd_i = pos if wk.sign > 0 else n - 1 - pos
-            Q[pos] = wk.sign * (wk.porg[nd_i] + wk.tau[nd_i])
+            Q[pos] = wk.porg[pos] + wk.tau[pos]
         return
     for r in range(wk.nrot):
         c = wk.rotc[r]
