@@ -275,6 +275,25 @@ def test_root_finder_needs_few_evaluations():
     assert evaluations / projections <= 6  # the seed: rarely more than six
 
 
+def test_only_columns_that_do_not_deflate_are_rotated():
+    # From the identity all eigenvalues are equal: projection t merges them into t
+    # distinct ones, so it rotates t columns; directions the data never reach (the
+    # last 3 features are 0) deflate forever.
+    rng = np.random.RandomState(3)
+    F = np.hstack([rng.randn(30, 7), np.zeros((30, 3))])
+    pairs = np.array([[0, 1], [2, 3], [4, 5], [6, 7]], dtype=np.intp)
+    direction, target = np.ones(4), np.full(4, 1e-3)
+    slack, dual, stats = np.zeros(4), np.zeros(4), np.zeros(4, dtype=np.intp)
+    Q, W = np.zeros(10), np.eye(10, order="F")
+    von_neumann_sweep(F, pairs, direction, target, slack, dual, Q, W,
+                      np.arange(4, dtype=np.intp), counters=stats)
+    assert stats[0] == 4 and stats[3] == 1 + 2 + 3 + 4
+    for _ in range(20):
+        von_neumann_sweep(F, pairs, direction, target, slack, dual, Q, W,
+                          np.arange(4, dtype=np.intp), counters=stats)
+    assert_allclose(W[7:, 7:], np.eye(3), atol=0)
+
+
 def test_label_fit_pipeline_grid_search_and_metric():
     X, y = load_iris(return_X_y=True)
     pipe = make_pipeline(VonNeumann(random_state=0), KNeighborsClassifier(3))

@@ -265,6 +265,16 @@ cdef void _apply(Work* wk, double* Q, double* Wc, double* Wn) noexcept nogil:
     cdef int ni = <int> n, ki = <int> k, one = 1
     cdef double c, s, alpha = 1.0, beta = 0.0, vnd = 0.0, vdf = 0.0
     cdef Py_ssize_t* dord = wk.dord
+    if wk.ndefl == 0 and wk.sign > 0:
+        # Nothing deflated (the common case once Q is spread) and solver order = W's
+        # order: one product straight from Wc into Wn, no gather and scatter copies.
+        # (ρ < 0 reverses the order; folding that into S would change the summation
+        # order of the product and so the last bits of every learner's results.)
+        _vectors(wk)
+        dgemm(b"N", b"N", &ni, &ki, &ki, &alpha, Wc, &ni, wk.S, &ki, &beta, Wn, &ni)
+        for pos in range(n):
+            Q[pos] = wk.porg[pos] + wk.tau[pos]
+        return
     for r in range(wk.nrot):
         c = wk.rotc[r]
         s = wk.rots[r]
@@ -311,6 +321,8 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     cdef Py_ssize_t m = wk.m, n = wk.n, i, j
     cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1 = 0.0
     cdef double li, ei, ci, gap, dd
+    cdef double dd_gap = DD_GAP  # a local: stores to acc cannot alias it
+    cdef bint wide
     cdef double* lam = wk.lam
     cdef double* wt = wk.wt
     cdef double* ex = wk.ex
@@ -339,9 +351,12 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
         ei = ex[i]
         ci = wt[i]
         for j in range(i + 1, m):
+            # Branch-free (both sides computed, then selected): with -fno-trapping-math
+            # the loop vectorises.
             gap = li - lam[j]
-            dd = (ei - ex[j]) / gap if fabs(gap) > DD_GAP else 0.5 * (ei + ex[j])
-            acc[j] += ci * dd
+            wide = fabs(gap) > dd_gap
+            dd = (ei - ex[j]) / (gap if wide else 1.0)
+            acc[j] += ci * (dd if wide else 0.5 * (ei + ex[j]))
     for j in range(m):
         s1 += wt[j] * (2.0 * acc[j] + wt[j] * ex[j])
     dlogphi[0] = s1 / s0

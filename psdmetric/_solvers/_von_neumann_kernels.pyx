@@ -183,12 +183,13 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     ``target`` holds ξ, updated in place as ``ξ ← ξ exp(−δ α slack[c])``.
 
     ``counters`` (optional, intp, length ≥ 3) accumulates projections, function
-    evaluations of the root finder and secular-equation passes.
+    evaluations of the root finder and secular-equation passes; a fourth entry, if
+    present, the columns of ``W`` rotated (the ones that did not deflate).
 
     Returns the number of constraints violated when visited.
     """
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0], dim = F.shape[1]
-    cdef Py_ssize_t tt, c, kk, n_violated = 0, n_projections = 0
+    cdef Py_ssize_t tt, c, kk, n_violated = 0, n_projections = 0, n_rotated = 0
     cdef int ni = <int> n, one = 1
     cdef double nw, t, lphi, dlphi, ltr, ratio, qz, g0
     cdef bint violated, clipped
@@ -252,6 +253,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             if tg.kappa > 0.0:
                 target[c] = target[c] * exp(-tg.kappa * t)
             _apply(wk, &Q[0], Wc, Wn)
+            n_rotated += wk.k
             swap = Wc
             Wc = Wn
             Wn = swap
@@ -265,4 +267,6 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
         counters[0] += n_projections
         counters[1] += wk.n_evaluations
         counters[2] += wk.n_passes
+        if counters.shape[0] > 3:
+            counters[3] += n_rotated
     return n_violated
