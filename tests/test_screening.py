@@ -232,7 +232,7 @@ def test_screened_exact_definite_boost_reaches_the_unscreened_optimum(monkeypatc
     # Bounds a hidden trace-one metric meets: the problem is feasible.
     constraints = PairConstraints(pairs, labels, bounds=distances * (1 + 0.05 * labels))
     swept, disable = without_screen(definite_boost_module, monkeypatch)
-    params = dict(projection="exact", tol=1e-10, max_iter=100_000, random_state=0)
+    params = dict(projection="exact", gamma=np.inf, tol=1e-10, max_iter=100_000, random_state=0)
     screened = DefiniteBoost(**params).fit(X, constraints=constraints)
     disable()
     full = DefiniteBoost(**params).fit(X, constraints=constraints)
