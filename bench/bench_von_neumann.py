@@ -1,4 +1,4 @@
-"""The von Neumann family (issue 3): projection cost, MNIST-5000, MEG rate, Kulis et al., 2009, §7.
+"""The von Neumann family: projection cost, MNIST-5000, MEG rate, Kulis et al., 2009, §7.
 
 Measures, in one run:
 

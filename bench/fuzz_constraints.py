@@ -1,4 +1,4 @@
-"""Fuzz the constraint-input validation with hypothesis (issue 7).
+"""Fuzz the constraint-input validation with hypothesis.
 
 Draws arbitrary index arrays, labels, bounds and targets (any shape, dtype, sign,
 NaN/inf, out of range) and feeds them to the constraint types and to ``fit``. The only

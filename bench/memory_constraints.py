@@ -1,4 +1,4 @@
-"""Peak memory of fitting with 10⁶ constraints over 10⁵ points (issue 7).
+"""Peak memory of fitting with 10⁶ constraints over 10⁵ points.
 
 Asserts that no n×n array and no constraints×d×d stack is ever allocated: the traced
 peak (numpy allocations are traced) must stay within a small multiple of the data
