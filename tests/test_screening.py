@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg
+from sklearn.base import clone
 
 import psdmetric._definite_boost as definite_boost_module
 import psdmetric._logdet as logdet_module
@@ -162,8 +163,8 @@ def test_screened_out_constraints_are_exact_no_ops_of_the_kernels(learner, cycle
             assert_array_equal(array, saved)
 
 
-def without_screen(module, monkeypatch):
-    """Make ``module``'s learner run full sweeps; count the constraints swept either way."""
+def screened_and_full(module, estimator, X, constraints, monkeypatch):
+    """Fit ``estimator`` with screening, then with full sweeps; count the constraints swept."""
     real = module.cyclic_projections
     swept = {"screened": 0, "full": 0}
 
@@ -177,7 +178,9 @@ def without_screen(module, monkeypatch):
         return counting(*args, **kwargs)
 
     monkeypatch.setattr(module, "cyclic_projections", counting)
-    return swept, lambda: monkeypatch.setattr(module, "cyclic_projections", full)
+    screened = clone(estimator).fit(X, constraints=constraints)
+    monkeypatch.setattr(module, "cyclic_projections", full)
+    return screened, clone(estimator).fit(X, constraints=constraints), swept
 
 
 def logdet_objective(A, xi, xi0, gamma):
@@ -188,36 +191,27 @@ def logdet_objective(A, xi, xi0, gamma):
 
 
 @pytest.mark.parametrize("tol", [1e-4, 1e-10])
-def test_screened_logdet_reaches_the_unscreened_optimum(monkeypatch, tol):
-    X, constraints = random_problem(seed=5, n_samples=120, n_features=6, n_pairs=1500)
-    swept, disable = without_screen(logdet_module, monkeypatch)
-    params = dict(gamma=1.0, bounds=(2.0, 12.0), tol=tol, max_iter=100_000, random_state=0)
-    screened = LogDet(**params).fit(X, constraints=constraints)
-    disable()
-    full = LogDet(**params).fit(X, constraints=constraints)
+@pytest.mark.parametrize("module, learner, problem", [
+    (logdet_module, LogDet, dict(seed=5, n_samples=120, n_features=6, n_pairs=1500)),
+    (von_neumann_module, VonNeumann, dict(seed=6, n_samples=80, n_features=4, n_pairs=400)),
+])
+def test_screened_fit_reaches_the_unscreened_optimum(monkeypatch, module, learner, problem, tol):
+    X, constraints = random_problem(**problem)
+    estimator = learner(gamma=1.0, bounds=(2.0, 12.0), tol=tol, max_iter=100_000,
+                        random_state=0)
+    screened, full, swept = screened_and_full(module, estimator, X, constraints, monkeypatch)
     assert swept["screened"] < 0.8 * swept["full"]  # a third of the pairs end inactive
-    xi0 = np.where(constraints.labels == 1, 2.0, 12.0)
-    objectives = []
-    for model in (screened, full):
-        xi = 1 / (1 / xi0 - constraints.labels * model.dual_coef_ / 1.0)
-        objectives.append(logdet_objective(model.get_mahalanobis_matrix(), xi, xi0, 1.0))
-    # Both stop within tol of the same optimum: matrices and objective agree to ~tol.
-    A, A_full = screened.get_mahalanobis_matrix(), full.get_mahalanobis_matrix()
-    assert linalg.norm(A - A_full) <= 10 * tol * linalg.norm(A_full)
-    assert objectives[0] == pytest.approx(objectives[1], rel=10 * tol)
-
-
-@pytest.mark.parametrize("tol", [1e-4, 1e-10])
-def test_screened_von_neumann_reaches_the_unscreened_optimum(monkeypatch, tol):
-    X, constraints = random_problem(seed=6, n_samples=80, n_features=4, n_pairs=400)
-    swept, disable = without_screen(von_neumann_module, monkeypatch)
-    params = dict(gamma=1.0, bounds=(2.0, 12.0), tol=tol, max_iter=100_000, random_state=0)
-    screened = VonNeumann(**params).fit(X, constraints=constraints)
-    disable()
-    full = VonNeumann(**params).fit(X, constraints=constraints)
-    assert swept["screened"] < 0.8 * swept["full"]  # a third of the pairs end inactive
+    # Both stop within tol of the same optimum: the matrices agree to ~tol.
     M, M_full = screened.get_mahalanobis_matrix(), full.get_mahalanobis_matrix()
     assert linalg.norm(M - M_full) <= 10 * tol * linalg.norm(M_full)
+    if learner is LogDet:
+        xi0 = np.where(constraints.labels == 1, 2.0, 12.0)
+        objectives = [
+            logdet_objective(model.get_mahalanobis_matrix(),
+                             1 / (1 / xi0 - constraints.labels * model.dual_coef_), xi0, 1.0)
+            for model in (screened, full)
+        ]
+        assert objectives[0] == pytest.approx(objectives[1], rel=10 * tol)
 
 
 def test_screened_exact_definite_boost_reaches_the_unscreened_optimum(monkeypatch):
@@ -231,11 +225,10 @@ def test_screened_exact_definite_boost_reaches_the_unscreened_optimum(monkeypatc
     labels = np.where(distances <= np.median(distances), 1, -1)
     # Bounds a hidden trace-one metric meets: the problem is feasible.
     constraints = PairConstraints(pairs, labels, bounds=distances * (1 + 0.05 * labels))
-    swept, disable = without_screen(definite_boost_module, monkeypatch)
-    params = dict(projection="exact", gamma=np.inf, tol=1e-10, max_iter=100_000, random_state=0)
-    screened = DefiniteBoost(**params).fit(X, constraints=constraints)
-    disable()
-    full = DefiniteBoost(**params).fit(X, constraints=constraints)
+    estimator = DefiniteBoost(projection="exact", gamma=np.inf, tol=1e-10, max_iter=100_000,
+                              random_state=0)
+    screened, full, swept = screened_and_full(definite_boost_module, estimator, X, constraints,
+                                              monkeypatch)
     assert swept["screened"] < swept["full"]
     W, W_full = screened.get_mahalanobis_matrix(), full.get_mahalanobis_matrix()
     assert linalg.norm(W - W_full) <= 1e-8 * linalg.norm(W_full)
