@@ -252,9 +252,13 @@ def markdown(results):
 
 
 def main(argv=None):
-    args, out = parse_arguments(__doc__.splitlines()[0], argv)
+    def add_arguments(parser):
+        parser.add_argument("--budget", type=float, default=CELL_BUDGET, metavar="SECONDS",
+                            help=f"wall seconds of fitting per cell (default {CELL_BUDGET:.0f})")
+
+    args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
     n_folds = 2 if args.quick else N_SPLITS
-    budget = 2.0 if args.quick else CELL_BUDGET
+    budget = 2.0 if args.quick else args.budget
     results = {"machine": machine(), "quick": args.quick, "n_folds": n_folds,
                "budget": budget, "fits": {}}
     start = time.perf_counter()
