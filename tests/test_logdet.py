@@ -93,6 +93,31 @@ def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma):
     assert_allclose(model.dual_coef_, dual, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_compiled_sweep_equals_numpy_reference_at_vector_width(gamma):
+    # 37 dimensions run the vectorised loop bodies of the compiled kernels and their remainders.
+    rng = np.random.RandomState(4)
+    X = rng.randn(30, 37)
+    pairs = np.array([rng.choice(30, 2, replace=False) for _ in range(40)])
+    direction = np.where(rng.rand(40) < 0.5, 1.0, -1.0)
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    # Every constraint starts violated: similar pairs must halve, dissimilar ones double.
+    target = np.where(direction > 0, 0.5, 2.0) * np.einsum("ij,ij->i", Z, Z)
+    compiled_target, compiled_dual = target.copy(), np.zeros(40)
+    dual = np.zeros(40)
+    ratio, inv_gamma = (1.0, 0.0) if np.isinf(gamma) else (gamma / (gamma + 1), 1 / gamma)
+    B, A = np.eye(37, order="F"), np.eye(37)
+    for _ in range(3):
+        order = rng.permutation(40)
+        logdet_sweep(X, pairs, direction, compiled_target, compiled_dual, B, ratio, inv_gamma,
+                     order)
+        A = reference_logdet_sweep(A, Z, direction, target, dual, gamma, order)
+    assert np.count_nonzero(dual) > 20
+    assert_allclose(B @ B.T, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
+    assert_allclose(compiled_dual, dual, rtol=1e-8, atol=1e-12)
+    assert_allclose(compiled_target, target, rtol=1e-10)
+
+
 def test_each_projection_leaves_its_constraint_tight():
     X, constraints = random_problem(seed=2)
     G = np.ascontiguousarray(X)

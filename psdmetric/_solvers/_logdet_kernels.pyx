@@ -9,12 +9,13 @@ points.
 """
 import numpy as np
 
-from scipy.linalg.cython_blas cimport dgemv
 
 
 cdef extern from "_logdet_simd.h" nogil:
     void psdmetric_cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
                                   double* P, double* s)
+    void psdmetric_lower_transpose_times(const double* B, const double* v, double* w,
+                                         Py_ssize_t r)
 
 
 cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
@@ -25,19 +26,6 @@ cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
     and dispatched on the running CPU; ``P`` and ``s`` are work arrays of r + 1 and r.
     """
     psdmetric_cholupdatemult(beta, x, B, r, P, s)
-
-
-cdef inline void _lower_transpose_times(const double* B, const double* v, double* w,
-                                        Py_ssize_t r) noexcept nogil:
-    """w = Bᵀ v for lower-triangular column-major B (its zero upper triangle included).
-
-    One ``dgemv`` over the full square does twice the flops of a triangular product but
-    runs at full vector width in one call, which beats r short ``ddot`` calls and
-    ``dtrmv`` (whose OpenBLAS threading costs more than the product at this size).
-    """
-    cdef int n = <int> r, inc = 1
-    cdef double one = 1.0, zero = 0.0
-    dgemv("T", &n, &n, &one, <double*> B, &n, <double*> v, &inc, &zero, w, &inc)
 
 
 def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
@@ -125,7 +113,7 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
             j = pairs[c, 1]
             for k in range(r):
                 v[k] = G[i, k] - G[j, k]
-            _lower_transpose_times(&B[0, 0], &v[0], &w[0], r)
+            psdmetric_lower_transpose_times(&B[0, 0], &v[0], &w[0], r)
             p = 0.0
             for k in range(r):
                 p = p + w[k] * w[k]

@@ -72,4 +72,49 @@ static void psdmetric_cholupdatemult(double beta, const double *restrict x,
     }
 }
 
+/* w = Bᵀ v for lower-triangular r×r B, column-major, over its lower triangle only.
+ *
+ * Each w[j] is the dot product of column j's rows j..r-1 with v. Columns go in fours
+ * so that each load of v serves four of them; the OpenMP SIMD reduction (built with
+ * -fopenmp-simd, no threads) lets the compiler split the sums across vector lanes,
+ * which plain C forbids.
+ */
+PSDMETRIC_CLONES
+static void psdmetric_lower_transpose_times(const double *restrict B,
+                                            const double *restrict v,
+                                            double *restrict w, ptrdiff_t r)
+{
+    ptrdiff_t i, j;
+    for (j = 0; j + 4 <= r; j += 4) {
+        const double *restrict c0 = B + j * r;
+        const double *restrict c1 = c0 + r;
+        const double *restrict c2 = c1 + r;
+        const double *restrict c3 = c2 + r;
+        /* Rows j..j+2 lie in the triangle's corner of these four columns. */
+        double t0 = c0[j] * v[j] + c0[j + 1] * v[j + 1] + c0[j + 2] * v[j + 2];
+        double t1 = c1[j + 1] * v[j + 1] + c1[j + 2] * v[j + 2];
+        double t2 = c2[j + 2] * v[j + 2];
+        double t3 = 0.0;
+#pragma omp simd reduction(+:t0, t1, t2, t3)
+        for (i = j + 3; i < r; i++) {
+            t0 += c0[i] * v[i];
+            t1 += c1[i] * v[i];
+            t2 += c2[i] * v[i];
+            t3 += c3[i] * v[i];
+        }
+        w[j] = t0;
+        w[j + 1] = t1;
+        w[j + 2] = t2;
+        w[j + 3] = t3;
+    }
+    for (; j < r; j++) {
+        const double *restrict column = B + j * r;
+        double total = 0.0;
+#pragma omp simd reduction(+:total)
+        for (i = j; i < r; i++)
+            total += column[i] * v[i];
+        w[j] = total;
+    }
+}
+
 #endif
