@@ -1,8 +1,9 @@
-/* CHOLUPDATEMULT at the CPU's vector width: one build for every x86-64.
+/* LogDet's projection loops at the CPU's vector width: one build for every x86-64.
  *
- * GCC compiles the function twice, for baseline x86-64 (SSE2) and for x86-64-v3
+ * GCC compiles each function twice, for baseline x86-64 (SSE2) and for x86-64-v3
  * (AVX2 and FMA), and picks the clone once, at load time, from the running CPU.
- * Other compilers and targets build the plain loop.
+ * Other compilers and targets build the plain loops. Pointers are `__restrict`
+ * rather than C99 `restrict`, which MSVC's C compiler lacks.
  */
 #ifndef PSDMETRIC_LOGDET_SIMD_H
 #define PSDMETRIC_LOGDET_SIMD_H
@@ -28,9 +29,9 @@
  * P and s are work arrays of r + 1 and r entries.
  */
 PSDMETRIC_CLONES
-static void psdmetric_cholupdatemult(double beta, const double *restrict x,
-                                     double *restrict B, ptrdiff_t r,
-                                     double *restrict P, double *restrict s)
+static void psdmetric_cholupdatemult(double beta, const double *__restrict x,
+                                     double *__restrict B, ptrdiff_t r,
+                                     double *__restrict P, double *__restrict s)
 {
     ptrdiff_t i, j;
     P[0] = 1.0;
@@ -39,8 +40,8 @@ static void psdmetric_cholupdatemult(double beta, const double *restrict x,
         s[i] = 0.0;
     }
     for (j = r - 1; j >= 1; j -= 2) {
-        double *restrict column = B + j * r;
-        double *restrict column2 = column - r;
+        double *__restrict column = B + j * r;
+        double *__restrict column2 = column - r;
         const double h = sqrt(P[j + 1] / P[j]);
         const double xj = x[j];
         const double coef = beta * xj / P[j + 1];
@@ -80,16 +81,16 @@ static void psdmetric_cholupdatemult(double beta, const double *restrict x,
  * which plain C forbids.
  */
 PSDMETRIC_CLONES
-static void psdmetric_lower_transpose_times(const double *restrict B,
-                                            const double *restrict v,
-                                            double *restrict w, ptrdiff_t r)
+static void psdmetric_lower_transpose_times(const double *__restrict B,
+                                            const double *__restrict v,
+                                            double *__restrict w, ptrdiff_t r)
 {
     ptrdiff_t i, j;
     for (j = 0; j + 4 <= r; j += 4) {
-        const double *restrict c0 = B + j * r;
-        const double *restrict c1 = c0 + r;
-        const double *restrict c2 = c1 + r;
-        const double *restrict c3 = c2 + r;
+        const double *__restrict c0 = B + j * r;
+        const double *__restrict c1 = c0 + r;
+        const double *__restrict c2 = c1 + r;
+        const double *__restrict c3 = c2 + r;
         /* Rows j..j+2 lie in the triangle's corner of these four columns. */
         double t0 = c0[j] * v[j] + c0[j + 1] * v[j + 1] + c0[j + 2] * v[j + 2];
         double t1 = c1[j + 1] * v[j + 1] + c1[j + 2] * v[j + 2];
@@ -108,7 +109,7 @@ static void psdmetric_lower_transpose_times(const double *restrict B,
         w[j + 3] = t3;
     }
     for (; j < r; j++) {
-        const double *restrict column = B + j * r;
+        const double *__restrict column = B + j * r;
         double total = 0.0;
 #pragma omp simd reduction(+:total)
         for (i = j; i < r; i++)
