@@ -55,7 +55,8 @@ def random_problem(n_samples=30, n_features=5, n_pairs=15, bounds=(1.0, 20.0), s
     return X, PairConstraints(pairs, labels)
 
 
-@pytest.mark.parametrize("r", range(1, 11))
+# Sizes past 10 run the vectorised loop body and its remainder (4 doubles per AVX2 register).
+@pytest.mark.parametrize("r", [*range(1, 11), 33, 64, 101])
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_cholupdatemult_matches_dense_cholesky(r, sign):
     rng = np.random.RandomState(r)
@@ -90,6 +91,31 @@ def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma):
         A = reference_logdet_sweep(A, Z, direction, target, dual, gamma, order)
     assert_allclose(model.get_mahalanobis_matrix(), A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
     assert_allclose(model.dual_coef_, dual, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_compiled_sweep_equals_numpy_reference_at_vector_width(gamma):
+    # 37 dimensions run the vectorised loop bodies of the compiled kernels and their remainders.
+    rng = np.random.RandomState(4)
+    X = rng.randn(30, 37)
+    pairs = np.array([rng.choice(30, 2, replace=False) for _ in range(40)])
+    direction = np.where(rng.rand(40) < 0.5, 1.0, -1.0)
+    Z = X[pairs[:, 0]] - X[pairs[:, 1]]
+    # Every constraint starts violated: similar pairs must halve, dissimilar ones double.
+    target = np.where(direction > 0, 0.5, 2.0) * np.einsum("ij,ij->i", Z, Z)
+    compiled_target, compiled_dual = target.copy(), np.zeros(40)
+    dual = np.zeros(40)
+    ratio, inv_gamma = (1.0, 0.0) if np.isinf(gamma) else (gamma / (gamma + 1), 1 / gamma)
+    B, A = np.eye(37, order="F"), np.eye(37)
+    for _ in range(3):
+        order = rng.permutation(40)
+        logdet_sweep(X, pairs, direction, compiled_target, compiled_dual, B, ratio, inv_gamma,
+                     order)
+        A = reference_logdet_sweep(A, Z, direction, target, dual, gamma, order)
+    assert np.count_nonzero(dual) > 20
+    assert_allclose(B @ B.T, A, rtol=1e-10, atol=1e-10 * np.abs(A).max())
+    assert_allclose(compiled_dual, dual, rtol=1e-8, atol=1e-12)
+    assert_allclose(compiled_target, target, rtol=1e-10)
 
 
 def test_each_projection_leaves_its_constraint_tight():

@@ -9,74 +9,23 @@ points.
 """
 import numpy as np
 
-from libc.math cimport sqrt
-from scipy.linalg.cython_blas cimport dgemv
+
+
+cdef extern from "_logdet_simd.h" nogil:
+    void psdmetric_cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
+                                  double* P, double* s)
+    void psdmetric_lower_transpose_times(const double* B, const double* v, double* w,
+                                         Py_ssize_t r)
 
 
 cdef void _cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
                           double* P, double* s) noexcept nogil:
     """B <- B L with L Lᵀ = I + beta x xᵀ; B lower triangular, column-major.
 
-    Kulis et al., 2009, Alg. 1 reordered column by column. Its recurrence ``a_{k+1} = a_k / t_k``
-    is a chain of dependent divisions; with ``P_k = 1 + beta Σ_{i≤k} x_i²`` it reads
-    ``a_{k+1} = beta / P_k`` and ``t_k = P_k / P_{k-1}``, so only a running sum is
-    sequential. With ``s[i] = Σ_{k>j} B_old[i, k] x[k]`` carried down the columns, the
-    update of column j is independent across rows and the compiler vectorises it.
-    Columns go in pairs so that ``s`` is loaded and stored once per two columns (the
-    same operations in the same order per entry, so the same result to the bit).
+    The loop lives in ``_logdet_simd.h``, compiled for both baseline x86-64 and AVX2/FMA
+    and dispatched on the running CPU; ``P`` and ``s`` are work arrays of r + 1 and r.
     """
-    cdef Py_ssize_t i, j
-    cdef double h, coef, old, xj, h2, coef2, x2, old2, carried
-    cdef double* column
-    cdef double* column2
-    P[0] = 1.0
-    for i in range(r):
-        P[i + 1] = P[i] + beta * x[i] * x[i]
-        s[i] = 0.0
-    j = r - 1
-    while j >= 1:
-        column = B + j * r
-        column2 = column - r
-        h = sqrt(P[j + 1] / P[j])
-        xj = x[j]
-        coef = beta * xj / P[j + 1]
-        h2 = sqrt(P[j] / P[j - 1])
-        x2 = x[j - 1]
-        coef2 = beta * x2 / P[j]
-        # Row j - 1 is above column j's diagonal: only column j - 1 has an entry there.
-        old2 = column2[j - 1]
-        column2[j - 1] = (old2 + coef2 * s[j - 1]) * h2
-        s[j - 1] = s[j - 1] + old2 * x2
-        for i in range(j, r):
-            old = column[i]
-            carried = s[i]
-            column[i] = (old + coef * carried) * h
-            carried = carried + old * xj
-            old2 = column2[i]
-            column2[i] = (old2 + coef2 * carried) * h2
-            s[i] = carried + old2 * x2
-        j -= 2
-    if j == 0:
-        h = sqrt(P[1] / P[0])
-        xj = x[0]
-        coef = beta * xj / P[1]
-        for i in range(r):
-            old = B[i]
-            B[i] = (old + coef * s[i]) * h
-            s[i] = s[i] + old * xj
-
-
-cdef inline void _lower_transpose_times(const double* B, const double* v, double* w,
-                                        Py_ssize_t r) noexcept nogil:
-    """w = Bᵀ v for lower-triangular column-major B (its zero upper triangle included).
-
-    One ``dgemv`` over the full square does twice the flops of a triangular product but
-    runs at full vector width in one call, which beats r short ``ddot`` calls and
-    ``dtrmv`` (whose OpenBLAS threading costs more than the product at this size).
-    """
-    cdef int n = <int> r, inc = 1
-    cdef double one = 1.0, zero = 0.0
-    dgemv("T", &n, &n, &one, <double*> B, &n, <double*> v, &inc, &zero, w, &inc)
+    psdmetric_cholupdatemult(beta, x, B, r, P, s)
 
 
 def cholupdatemult(double beta, const double[::1] w, double[::1, :] B):
@@ -164,7 +113,7 @@ def logdet_sweep(const double[:, ::1] G, const Py_ssize_t[:, ::1] pairs,
             j = pairs[c, 1]
             for k in range(r):
                 v[k] = G[i, k] - G[j, k]
-            _lower_transpose_times(&B[0, 0], &v[0], &w[0], r)
+            psdmetric_lower_transpose_times(&B[0, 0], &v[0], &w[0], r)
             p = 0.0
             for k in range(r):
                 p = p + w[k] * w[k]
