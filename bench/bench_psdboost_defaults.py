@@ -168,7 +168,7 @@ def page(table, overall, mean_excess, info):
         "of one fit (triplets included), wall and CPU seconds, on a machine shared with "
         "other jobs.", "",
         "| set | n × d | chosen (ν, fraction, tol) | PSDBoost error | Euclidean error | "
-        "best anchor | ranks per fold | fit s (CPU s) | iterations |",
+        "best reference | ranks per fold | fit s (CPU s) | iterations |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table:
