@@ -19,20 +19,17 @@ The anchors (metric-learn ``ITML_Supervised``, ``LMNN``, ``NCA`` and scikit-lear
 """
 
 import hashlib
-import subprocess
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.preprocessing import StandardScaler
 
-from _anchors import run_anchor
 from _datasets import SUITE
 from _reporting import (finish_machine, machine, machine_line, mean_and_standard_error,
                         parse_arguments, pyplot, write)
-from _suite import (ANCHOR_CACHE, ANCHORS, N_SPLITS, fitted_rank, knn_error, read_json,
-                    suite_data, write_json)
+from _suite import (ANCHORS, N_SPLITS, anchor_fold, anchor_path, fitted_rank, knn_error,
+                    over_budget_path, read_json, scaled_fold, suite_data, write_json)
 from psdmetric import LogDetCV
 
 MAX_RANK = 64
@@ -41,25 +38,20 @@ CV_CACHE = Path("/tmp/psdmetric_cv_cache")
 CV_CODE = 3
 
 
-def scaled(X, y, train, test):
-    scaler = StandardScaler().fit(X[train])
-    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
-
-
 def cv_learner(n_features):
     n_components = MAX_RANK if n_features > MAX_RANK else None
     return LogDetCV(n_components=n_components, random_state=0)
 
 
-def cv_fold(name, fold, X, y, train, test):
+def cv_fold(name, fold):
     """One outer fold of LogDetCV, from ``CV_CACHE`` or fitted and cached."""
-    learner = cv_learner(X.shape[1])
+    X_train, X_test, y_train, y_test = scaled_fold(name, fold)
+    learner = cv_learner(X_train.shape[1])
     digest = hashlib.sha1(repr((sorted(learner.get_params().items()), CV_CODE)).encode())
     path = CV_CACHE / f"{name}__{fold}__LogDetCV__{digest.hexdigest()[:12]}.json"
     cached = read_json(path)
     if cached is not None:
         return cached
-    X_train, X_test, y_train, y_test = scaled(X, y, train, test)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         wall, cpu = time.perf_counter(), time.process_time()
@@ -77,33 +69,15 @@ def cv_fold(name, fold, X, y, train, test):
     return record
 
 
-def anchor_fold(name, fold, method, X, y, train, test, timeout, cached_only):
-    """One anchor fold from ``ANCHOR_CACHE``, or fitted (and cached) unless ``cached_only``.
+def reference_fold(name, fold, method, timeout, cached_only):
+    """One reference fold from ``ANCHOR_CACHE``, or fitted (and cached) unless ``cached_only``.
 
     ``None`` when it is not cached and not fitted: cached only, marked over budget by the
     suite benchmark, or killed after ``timeout`` seconds.
     """
-    path = ANCHOR_CACHE / f"{name}__{fold}__{method}.json"
-    cached = read_json(path)
-    if cached is not None or cached_only:
-        return cached
-    if (ANCHOR_CACHE / f"{name}__{method}__over_budget.json").exists():
-        return None
-    X_train, X_test, y_train, y_test = scaled(X, y, train, test)
-    try:
-        result = run_anchor(ANCHORS[method][1], X_train, y_train,
-                            params={"random_state": 0}, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    record = {
-        "error": knn_error(result.transform(X_train), y_train,
-                           result.transform(X_test), y_test),
-        "fit_seconds": result.fit_seconds, "fit_cpu_seconds": result.fit_cpu_seconds,
-        "rank": fitted_rank(result.metric), "n_iter": result.n_iter,
-        "warnings": sorted(set(result.warnings))[:3], "versions": result.versions,
-    }
-    write_json(path, record)
-    return record
+    if cached_only or over_budget_path(name, method).exists():
+        return read_json(anchor_path(name, fold, method))
+    return anchor_fold(name, fold, method, timeout=timeout)
 
 
 def summarise(name, records):
@@ -256,22 +230,21 @@ def main(argv=None):
         X, y, folds = suite_data(name)
         records[name] = {"shape": [*X.shape, int(len(np.unique(y)))], "LogDetCV": [],
                          "Euclidean": []}
-        for fold, (train, test) in enumerate(folds):
-            records[name]["LogDetCV"].append(cv_fold(name, fold, X, y, train, test))
-            X_train, X_test, y_train, y_test = scaled(X, y, train, test)
+        for fold in range(len(folds)):
+            records[name]["LogDetCV"].append(cv_fold(name, fold))
+            X_train, X_test, y_train, y_test = scaled_fold(name, fold)
             records[name]["Euclidean"].append(knn_error(X_train, y_train, X_test, y_test))
             print(f"{name} fold {fold}: LogDetCV {records[name]['LogDetCV'][-1]}", flush=True)
     # Anchors last: the suite benchmark may have cached them meanwhile.
     for name in datasets:
-        X, y, folds = suite_data(name)
         records[name]["references"] = {}
         for method in ANCHORS:
             cell = []
-            for fold, (train, test) in enumerate(folds):
+            for fold in range(N_SPLITS):
                 # After a fold that was not cached and could not be fitted, fit no more.
                 fit = not args.cached_references and (not cell or cell[-1] is not None)
-                cell.append(anchor_fold(name, fold, method, X, y, train, test,
-                                        args.anchor_timeout, cached_only=not fit))
+                cell.append(reference_fold(name, fold, method, args.anchor_timeout,
+                                           cached_only=not fit))
             records[name]["references"][method] = cell
         print(f"{name}: anchors done", flush=True)
     rows = [summarise(name, records[name]) for name in datasets]
