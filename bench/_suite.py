@@ -40,8 +40,8 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-2",
     "KernelPOLA": "pola-2",
-    "LogDet": "screen-1",
-    "LogDetCV": "cv-2-screen-1",
+    "LogDet": "span-1",
+    "LogDetCV": "cv-2-span-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-2",
     "POLA": "pola-2",

@@ -154,6 +154,25 @@ def prior_eigenpairs(X, prior, n_components):
     return eigenvectors[:, order], eigenvalues[order]
 
 
+def pair_difference_basis(factor, pairs):
+    """Orthonormal basis ``Q`` (r×k) of the span of the pairs' row differences, or None.
+
+    Every projection of LogDet changes ``B Bᵀ`` only along the pairs' differences
+    ``zᵢ = F[i] − F[j]``, so it stays ``I + Q S Qᵀ``: the cycles can run on ``F Q``
+    (k columns, projections O(k²)) and give the same matrix. None when the differences
+    span all r columns (or none), where there is nothing to save.
+    """
+    rows = factor[np.unique(pairs)]
+    # Differences from the mean row span the same space as all pairwise differences.
+    singular, directions = linalg.svd(rows - rows.mean(axis=0), full_matrices=False,
+                                      check_finite=False)[1:]
+    tolerance = max(rows.shape) * np.finfo(float).eps * singular[0] if len(singular) else 0.0
+    rank = int(np.sum(singular > tolerance))
+    if rank == 0 or rank == factor.shape[1]:
+        return None
+    return np.ascontiguousarray(directions[:rank].T)
+
+
 def check_prior(prior, n_features):
     """Validate a user prior: finite, symmetric, PSD, shape (n_features, n_features)."""
     try:

@@ -4,13 +4,15 @@ The learned matrix minimises the LogDet divergence to a prior subject to pair
 constraints. It is kept factored in the range of the prior: with ``M₀ = L₀ᵀ L₀``
 (r rows), ``G₀ = X L₀ᵀ`` and ``M = L₀ᵀ B Bᵀ L₀``, each projection updates the r×r
 lower-triangular ``B`` by CHOLUPDATEMULT in O(r²), whatever the number of samples.
+When the pairs' differences span fewer than r dimensions (fewer paired samples than
+features, constant features), ``B`` lives in that span and r is its dimension.
 The same estimator is the transductive kernel learner of Kulis et al., 2009, Alg. 2: fit it on a
 kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
 import numpy as np
 
-from ._bregman import PairBregmanMixin, prior_eigenpairs
+from ._bregman import PairBregmanMixin, pair_difference_basis, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
 
 
@@ -149,6 +151,10 @@ class LogDet(PairBregmanMixin):
         factor = np.ascontiguousarray(X @ initial.T)
 
         targets, self.bounds_ = self._targets(factor, constraints, rng)
+        # Cycle in the span of the pair differences if smaller (wide data, constant features).
+        basis = pair_difference_basis(factor, constraints.pairs)
+        if basis is not None:
+            factor = np.ascontiguousarray(factor @ basis)
         direction = constraints.labels.astype(np.float64)
         dual = np.zeros(len(targets))
         rank = factor.shape[1]
@@ -170,5 +176,11 @@ class LogDet(PairBregmanMixin):
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
             screen=screen,
         )
-        self.components_ = B.T @ initial
+        if basis is not None:
+            # M's factor is I + Q (B − I) Qᵀ in the prior's range: the identity off the span.
+            transform = basis @ ((B.T - np.eye(len(B))) @ basis.T)
+            transform[np.diag_indices_from(transform)] += 1.0
+            self.components_ = transform @ initial
+        else:
+            self.components_ = B.T @ initial
         self.dual_coef_ = dual

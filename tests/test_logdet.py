@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import LogDet, PairConstraints
-from psdmetric._bregman import prior_eigenpairs
+from psdmetric._bregman import pair_difference_basis, prior_eigenpairs
 from psdmetric._solvers import cholupdatemult, logdet_sweep
 from psdmetric._solvers._cyclic import SCREEN_MARGIN
 
@@ -191,6 +191,46 @@ def test_matches_cvxpy_oracle(seed, gamma):
     expected = _cvxpy_logdet(X, constraints, bounds, gamma)
     learned = model.get_mahalanobis_matrix()
     assert linalg.norm(learned - expected) <= 1e-4 * linalg.norm(expected)
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_wide_data_cycles_in_the_pair_span_and_keeps_the_optimum(gamma):
+    # At most 7 paired samples in 12 features: the cycles run on their differences' span.
+    X, constraints = random_problem(n_samples=7, n_features=12, n_pairs=9,
+                                    bounds=(2.0, 30.0), seed=4)
+    basis = pair_difference_basis(X, constraints.pairs)
+    span = len(np.unique(constraints.pairs)) - 1
+    assert basis.shape == (12, span)
+    assert_allclose(basis.T @ basis, np.eye(span), atol=1e-12)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    assert_allclose(Z @ basis @ basis.T, Z, atol=1e-12)
+    model = LogDet(gamma=gamma, bounds=(2.0, 30.0), tol=1e-12, max_iter=100_000)
+    A = model.fit(X, constraints=constraints).get_mahalanobis_matrix()
+    assert model.components_.shape == (12, 12)
+    # KKT in the full feature space: A⁻¹ = I + Σ δ ν z zᵀ (the identity off the span).
+    delta, nu = constraints.labels, model.dual_coef_
+    assert_allclose(linalg.inv(A), np.eye(12) + (Z.T * (delta * nu)) @ Z, atol=1e-8)
+    xi0 = np.where(delta == 1, 2.0, 30.0)
+    xi = xi0 if np.isinf(gamma) else 1 / (1 / xi0 - delta * nu / gamma)
+    distances = np.einsum("ij,jk,ik->i", Z, A, Z)
+    assert np.all(delta * (distances - xi) <= 1e-7 * xi)
+    assert_allclose((nu * (distances - xi))[nu > 1e-10], 0, atol=1e-7)
+
+
+def test_full_span_and_constant_features():
+    X, constraints = random_problem(n_samples=30, n_features=5, seed=1)
+    assert pair_difference_basis(X, constraints.pairs) is None
+    # A constant feature never enters a difference: the span drops it exactly.
+    widened = np.column_stack([X, np.full(len(X), 3.0)])
+    basis = pair_difference_basis(widened, constraints.pairs)
+    assert basis.shape == (6, 5)
+    assert_allclose(np.abs(basis[5]), 0, atol=1e-15)
+    plain = LogDet(bounds=(1.0, 20.0), tol=1e-10, random_state=0).fit(X, constraints=constraints)
+    wide = LogDet(bounds=(1.0, 20.0), tol=1e-10, random_state=0).fit(
+        widened, constraints=constraints)
+    A = wide.get_mahalanobis_matrix()
+    assert_allclose(A[:5, :5], plain.get_mahalanobis_matrix(), rtol=1e-8, atol=1e-10)
+    assert_allclose(A[5], np.eye(6)[5], atol=1e-12)
 
 
 def test_low_rank_prior_keeps_its_rank_and_range():
