@@ -41,7 +41,7 @@ LEARNER_CODE = {
     "DefiniteBoost": "slack-2",
     "KernelPOLA": "pola-2",
     "LogDet": "span-1",
-    "LogDetCV": "cv-2-span-1",
+    "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-2",
     "POLA": "pola-2",

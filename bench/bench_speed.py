@@ -220,7 +220,7 @@ def markdown(results):
     rows = {(row["learner"], row["screening"]): row for row in r["rows"]}
     lines += [
         "",
-        f"'warned': folds that ended with a `ConvergenceWarning` (`max_iter` reached or "
+        "'warned': folds that ended with a `ConvergenceWarning` (`max_iter` reached or "
         "infeasible constraints).",
         "",
         f"## 2. VonNeumann against LogDet, MNIST-5000 at d = {r['d']}",

@@ -218,7 +218,10 @@ def markdown(results):
         "`random_state=0`: psdmetric's as released in this version, metric-learn 0.7.0's "
         "`ITML_Supervised`, `LMNN` and `NCA` (in their own venv, scikit-learn < 1.8) and "
         "scikit-learn's `NeighborhoodComponentsAnalysis`. Each cell has a budget of "
-        f"{results['budget']:.0f} s; a cell that did not finish every fold says so.",
+        f"{results['budget']:.0f} s; a cell that did not finish every fold says so. "
+        "Folds are cached per version of each learner's code, and a cell whose folds are "
+        "all cached is read whole, whatever budget the run that fitted them had (a "
+        "larger one for some MNIST-5000 cells); the fit times below are those folds' own.",
         "",
         "Data (samples × features, classes): "
         + "; ".join(f"{name} {s['n_samples']}×{s['n_features']}, {s['n_classes']}"

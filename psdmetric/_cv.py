@@ -5,8 +5,9 @@ weight γ and a way of drawing pairs from the labels) is scored on held-out fold
 k-NN classifier in the learned space (its mean predicted probability of the true
 class), and the learner is then refitted on all the data with the best candidate. The
 pairs and their bounds are drawn once per fold and scheme and shared by every γ, exactly
-as the plain learner would draw them, so each inner fit equals
-``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` fitted on that fold.
+as the plain learner would draw them, so each inner fit solves the problem of
+``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` on that fold. LogDet runs the γ
+of a fold in increasing order, each fit warm-started from the duals of the last.
 """
 
 import functools
@@ -86,7 +87,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
 
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
-    the same stream position, so each fit equals the plain fit on the fold.
+    the same stream position, as the plain fit on the fold would (warm-started from the
+    last γ's duals where the learner can).
     """
     X_train, y_train = X[train], y[train]
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
@@ -98,7 +100,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         warnings.filterwarnings("error", ".*training interrupted by the user",
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)
-        # The learner's own label draw and bounds, so that each fit equals its plain fit.
+        # The learner's own label draw and bounds: each fit solves its plain fit's problem.
         learner = clone(learner).set_params(n_neighbors=n_neighbors,
                                             n_constraints=n_constraints)
         pairs = learner._constraints_from_labels(X_train, y_train, rng)
@@ -109,11 +111,13 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         constraints = PairConstraints(pairs.pairs, pairs.labels, targets)
         stream = rng.get_state()
         scores, fit_times = [], []
+        # γ increases (sorted grid): each fit starts from the last one's duals, which it admits.
+        warm = "warm_start" in learner.get_params()
+        fitted = clone(learner).set_params(**({"warm_start": True} if warm else {}))
         for gamma in gammas:
             rng.set_state(stream)
             start = time.perf_counter()
-            fitted = clone(learner).set_params(gamma=gamma, random_state=rng).fit(
-                X_train, constraints=constraints)
+            fitted.set_params(gamma=gamma, random_state=rng).fit(X_train, constraints=constraints)
             fit_times.append(time.perf_counter() - start)
             # X is validated once in fit: ``transform`` would validate it again per γ.
             knn = KNeighborsClassifier(knn_neighbors).fit(
@@ -342,7 +346,7 @@ _SHARED_DOC = """
 
     random_state : int, RandomState instance or None, default=None
         Seeds the pairs, the bounds and the cycle orders. An int is passed as is to
-        every inner fit and to the refit, so each inner fit equals
+        every inner fit and to the refit, so each inner fit solves
         ``{learner}(gamma=γ, n_neighbors=k, random_state=random_state)`` on its fold.
 
     Attributes

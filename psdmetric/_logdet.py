@@ -11,6 +11,7 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
 import numpy as np
+from scipy import linalg, sparse
 
 from ._bregman import PairBregmanMixin, pair_difference_basis, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
@@ -69,6 +70,14 @@ class LogDet(PairBregmanMixin):
     max_iter : int, default=1000
         Maximum number of cycles through the constraints.
 
+    warm_start : bool, default=False
+        When the last fit had the same pairs, start the cycles from its dual
+        variables instead of from the prior, as along a path of increasing ``gamma``
+        (:class:`LogDetCV` runs one per fold). The duals determine the matrix
+        (``M⁻¹ = M₀⁻¹ + Σ δᵢ νᵢ zᵢzᵢᵀ``), so the fit reaches the same optimum, in fewer
+        cycles when the last one was near. Duals that do not fit the new problem
+        (another X, or a smaller ``gamma`` than they allow) are not used.
+
     verbose : int, default=0
         Print a table row per cycle.
 
@@ -120,6 +129,11 @@ class LogDet(PairBregmanMixin):
     True
     """
 
+    _parameter_constraints: dict = {
+        **PairBregmanMixin._parameter_constraints,
+        "warm_start": ["boolean"],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -131,6 +145,7 @@ class LogDet(PairBregmanMixin):
         n_neighbors=3,
         tol=1e-3,
         max_iter=1000,
+        warm_start=False,
         verbose=0,
         random_state=None,
     ):
@@ -142,6 +157,7 @@ class LogDet(PairBregmanMixin):
         self.n_neighbors = n_neighbors
         self.tol = tol
         self.max_iter = max_iter
+        self.warm_start = warm_start
         self.verbose = verbose
         self.random_state = random_state
 
@@ -156,17 +172,14 @@ class LogDet(PairBregmanMixin):
         if basis is not None:
             factor = np.ascontiguousarray(factor @ basis)
         direction = constraints.labels.astype(np.float64)
-        dual = np.zeros(len(targets))
-        rank = factor.shape[1]
-        B = np.eye(rank, order="F")
+        rows, local_pairs = paired_rows(factor, constraints.pairs)
+        dual, B = self._start(rows, local_pairs, constraints, targets)
         gamma_ratio, inv_gamma = (1.0, 0.0) if np.isinf(self.gamma) else (
             self.gamma / (self.gamma + 1.0), 1.0 / self.gamma)
 
         def sweep(order):
             return logdet_sweep(factor, constraints.pairs, direction, targets, dual, B,
                                 gamma_ratio, inv_gamma, order)
-
-        rows, local_pairs = paired_rows(factor, constraints.pairs)
 
         def screen():
             return screen_violations(rows @ B, local_pairs, direction, targets)
@@ -184,3 +197,40 @@ class LogDet(PairBregmanMixin):
         else:
             self.components_ = B.T @ initial
         self.dual_coef_ = dual
+
+    def _start(self, rows, local_pairs, constraints, targets):
+        """Duals and lower-triangular ``B`` to cycle from; slack bounds ``targets`` in place.
+
+        The prior (ν = 0, B = I), or with ``warm_start`` the last fit's duals on the same
+        pairs: they fix ``(B Bᵀ)⁻¹ = I + Σ δᵢ νᵢ fᵢ fᵢᵀ`` (``fᵢ`` a pair's difference of
+        ``rows``) and the slack bounds ``1/ξᵢ = 1/ξ₀ᵢ − δᵢ νᵢ / γ``. Duals that make
+        either not positive (another X, a smaller γ than theirs allows) are not used.
+        """
+        rank = rows.shape[1]
+        prior = np.zeros(len(targets)), np.eye(rank, order="F")
+        last = getattr(self, "constraints_", None)
+        if not (self.warm_start and last is not None
+                and np.array_equal(last.pairs, constraints.pairs)
+                and np.array_equal(last.labels, constraints.labels)):
+            return prior
+        dual = self.dual_coef_.copy()
+        weights = constraints.labels * dual
+        inverse_targets = 1.0 / targets - (0.0 if np.isinf(self.gamma) else weights / self.gamma)
+        if np.any(inverse_targets <= 0.0):
+            return prior
+        # Σ wᵢ fᵢfᵢᵀ = Gᵀ L G, L the Laplacian of the pairs weighted by w = δν: no m×r array.
+        first, second = local_pairs.T
+        laplacian = sparse.coo_matrix(
+            (np.concatenate([weights, weights, -weights, -weights]),
+             (np.concatenate([first, second, first, second]),
+              np.concatenate([first, second, second, first]))),
+            shape=(len(rows),) * 2).tocsr()
+        precision = np.eye(rank) + rows.T @ (laplacian @ rows)
+        try:
+            # B Bᵀ = precision⁻¹ with B lower: the Cholesky factor of the index-reversed matrix.
+            lower = linalg.cholesky(precision[::-1, ::-1], lower=True)
+        except linalg.LinAlgError:
+            return prior
+        B = linalg.solve_triangular(lower, np.eye(rank), lower=True).T[::-1, ::-1]
+        targets[:] = 1.0 / inverse_targets
+        return dual, np.asfortranarray(B)

@@ -388,7 +388,7 @@ class _ColumnGeneration:
         self.master = RestrictedMaster(n_triplets, C, name)
         self.center = np.full(n_triplets, 1.0 / n_triplets)
         self.best, bases, gains = extreme_points(differences, self.center, rank,
-                                                  bases_per_iter, rng)
+                                                 bases_per_iter, rng)
         self.master.add(bases, gains)
         self.solved, self.duals, self.upper_bounds = None, [], []
 

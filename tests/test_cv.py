@@ -20,15 +20,20 @@ GAMMAS = (0.1, 1.0, 10.0)
 SCHEMES = (None, 3)
 
 
-def brute_force_scores(learner, X, y, folds):
-    """Per fold: the mean share of each test sample's 5 nearest training samples (in the
-    space ``learner`` learns on the training fold) that hold its label."""
-    scores = []
-    for train, test in folds.split(X, y):
-        model = clone(learner).fit(X[train], y[train])
-        knn = KNeighborsClassifier(5).fit(model.transform(X[train]), y[train])
-        neighbours = knn.kneighbors(model.transform(X[test]), return_distance=False)
-        scores.append(np.mean(np.mean(y[train][neighbours] == y[test][:, None], axis=1)))
+def brute_force_scores(learner, X, y, folds, gammas=GAMMAS):
+    """Per γ of ``gammas`` and fold: the mean share of each test sample's 5 nearest
+    training samples (in the space ``learner`` learns on the training fold) that hold its
+    label. A learner with ``warm_start`` runs the γ of a fold as one warm-started path."""
+    scores = np.empty((len(gammas), folds.get_n_splits()))
+    warm = {"warm_start": True} if "warm_start" in learner.get_params() else {}
+    for fold, (train, test) in enumerate(folds.split(X, y)):
+        model = clone(learner).set_params(**warm)
+        for index, gamma in enumerate(gammas):
+            model.set_params(gamma=gamma).fit(X[train], y[train])
+            knn = KNeighborsClassifier(5).fit(model.transform(X[train]), y[train])
+            neighbours = knn.kneighbors(model.transform(X[test]), return_distance=False)
+            scores[index, fold] = np.mean(np.mean(y[train][neighbours] == y[test][:, None],
+                                                  axis=1))
     return scores
 
 
@@ -50,10 +55,9 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     search, learner_class = fitted
     X, y = wine
     folds = StratifiedKFold(5)
-    brute = np.array([
-        brute_force_scores(learner_class(gamma=gamma, n_neighbors=k, random_state=0),
-                           X, y, folds)
-        for k in SCHEMES for gamma in GAMMAS
+    brute = np.vstack([
+        brute_force_scores(learner_class(n_neighbors=k, random_state=0), X, y, folds)
+        for k in SCHEMES
     ])
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
     np.testing.assert_array_equal(splits, brute)
@@ -134,8 +138,8 @@ def test_neighbours_beyond_a_small_class_are_capped_as_in_the_learner():
     with warnings.catch_warnings():
         warnings.simplefilter("error", FitFailedWarning)
         search = LogDetCV((0.1,), (7,), random_state=0).fit(X, y)
-    brute = brute_force_scores(LogDet(gamma=0.1, n_neighbors=7, random_state=0), X, y,
-                               StratifiedKFold(5))
+    brute = brute_force_scores(LogDet(n_neighbors=7, random_state=0), X, y,
+                               StratifiedKFold(5), gammas=(0.1,))[0]
     splits = [search.cv_results_[f"split{i}_test_score"][0] for i in range(5)]
     np.testing.assert_array_equal(splits, brute)
 
@@ -229,9 +233,9 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
     X, y = load_iris(return_X_y=True)
     search = LogDetCV((0.1, 1.0), (None, 3), cv=3, random_state=0, **params).fit(X, y)
     folds = StratifiedKFold(3)
-    brute = [brute_force_scores(LogDet(gamma=g, n_neighbors=k, random_state=0, **params),
-                                X, y, folds)
-             for k in (None, 3) for g in (0.1, 1.0)]
+    brute = np.vstack([brute_force_scores(LogDet(n_neighbors=k, random_state=0, **params),
+                                          X, y, folds, gammas=(0.1, 1.0))
+                       for k in (None, 3)])
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
     np.testing.assert_array_equal(splits, brute)
     assert search.components_.shape == (params.get("n_components", 4), 4)

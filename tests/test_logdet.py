@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg
 from sklearn.datasets import load_iris, make_classification
@@ -215,6 +216,41 @@ def test_wide_data_cycles_in_the_pair_span_and_keeps_the_optimum(gamma):
     distances = np.einsum("ij,jk,ik->i", Z, A, Z)
     assert np.all(delta * (distances - xi) <= 1e-7 * xi)
     assert_allclose((nu * (distances - xi))[nu > 1e-10], 0, atol=1e-7)
+
+
+def test_warm_start_path_reaches_each_optimum_in_fewer_cycles():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    path = LogDet(tol=1e-10, max_iter=100_000, warm_start=True, random_state=0)
+    cold_cycles = warm_cycles = 0
+    for gamma in (0.1, 1.0, 10.0):
+        path.set_params(gamma=gamma).fit(X, y)
+        cold = LogDet(gamma=gamma, tol=1e-10, max_iter=100_000, random_state=0).fit(X, y)
+        assert_allclose(path.get_mahalanobis_matrix(), cold.get_mahalanobis_matrix(),
+                        rtol=1e-6, atol=1e-8)
+        assert_allclose(path.dual_coef_, cold.dual_coef_, rtol=1e-6, atol=1e-8)
+        cold_cycles, warm_cycles = cold_cycles + cold.n_iter_, warm_cycles + path.n_iter_
+    assert warm_cycles < cold_cycles
+    # Restarting at the optimum: one cycle finds nothing to change.
+    assert path.fit(X, y).n_iter_ == 1
+
+
+def test_warm_start_is_not_used_when_it_does_not_fit():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    fresh = LogDet(gamma=0.1, tol=1e-10, random_state=0)
+    reference = clone(fresh).fit(X, y)
+    # Other pairs (fewer neighbours); then duals of γ = 10, which γ = 0.1 does not admit
+    # for the similar pairs (νᵢ ξ₀ᵢ ≥ γ would make a slack bound negative).
+    first_fits = (clone(fresh).set_params(warm_start=True, n_neighbors=1).fit(X, y),
+                  clone(fresh).set_params(warm_start=True, gamma=10.0).fit(X, y))
+    last = first_fits[1]
+    similar = last.constraints_.labels == 1
+    assert np.max(last.dual_coef_[similar] * last.bounds_[0]) >= 0.1
+    for first in first_fits:
+        refit = first.set_params(gamma=0.1, n_neighbors=3).fit(X, y)
+        assert_array_equal(refit.components_, reference.components_)
+        assert refit.n_iter_ == reference.n_iter_
 
 
 def test_full_span_and_constant_features():

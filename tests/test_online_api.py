@@ -99,7 +99,8 @@ def test_labelled_chunks_form_their_pairs_within_the_chunk(Learner):
 @pytest.mark.parametrize("Learner", [MEG, OnlineLogDet], ids=["MEG", "OnlineLogDet"])
 @pytest.mark.parametrize("tol", [0.1, 0.01])
 def test_fit_stops_when_a_pass_lowers_the_loss_by_at_most_tol(Learner, tol):
-    """fit's passes are partial_fit's; it stops after pass k once loss[k-1] − loss[k] ≤ tol·loss[k-1]."""
+    """fit's passes are partial_fit's; it stops after pass k once
+    loss[k-1] − loss[k] ≤ tol·loss[k-1]."""
     X, y = labelled_data(seed=4)
     constraints = distance_targets_from_labels(X, y, None, np.random.RandomState(0))
     by_passes, losses = Learner(), []

@@ -94,4 +94,3 @@ def extreme_points(differences, w, rank, n_bases, rng):
     gains = (window_sums[rank:rank + n_bases] - window_sums[:n_bases]) / rank
     bases = np.stack([vectors[:, b:b + rank].T for b in range(n_bases)])
     return values[:rank].mean(), bases, gains
-

@@ -237,4 +237,3 @@ def _warn_inexact_lp(name, failure):
         "continuing from the feasible point it returned.",
         ConvergenceWarning,
     )
-
