@@ -231,14 +231,31 @@ class DefiniteBoost(PairBregmanMixin):
         if len(eigenvalues) == 1:
             top = bottom = direction * (lengths - targets)
         usable = np.flatnonzero((bottom < 0) & (top > 0))
-
-        Q = np.log(eigenvalues)
-        Q -= Q[-1]
-        W = np.eye(len(Q), order="F")
-        dual = np.zeros(len(usable))
+        # The mean hinge loss, not the sum: the pull of all pairs together is gamma's.
+        with np.errstate(divide="ignore"):
+            cap = self.gamma / (len(targets) * lengths)
+        dual_coef = np.zeros(len(targets))
+        if not np.isinf(self.gamma) and len(eigenvalues) > 1:
+            # A pair no trace-one W meets (bottom > 0: a dissimilar pair shorter than l)
+            # has its dual at the cap at the optimum: it joins the starting point.
+            unmet = np.flatnonzero((bottom > 0) & (lengths > 0))
+            dual_coef[unmet] = cap[unmet]
+            if self.dual_correction:
+                # Most pairs end at their cap: start every pair violated under W₁ there
+                # (a point of the box); the corrected steps lower those that should not be.
+                slack = direction * (np.square(differences) @ eigenvalues - targets)
+                dual_coef[usable[slack[usable] > 0]] = cap[usable[slack[usable] > 0]]
+        weights = dual_coef * direction
+        Q, W = np.linalg.eigh(np.diag(np.log(eigenvalues))
+                              - (differences.T * weights) @ differences)
+        W = np.asfortranarray(W)
+        dual = dual_coef[usable]
+        weights[usable] = 0.0
         problem = _TraceOneProblem(
             factor, constraints.pairs[usable], direction[usable], targets[usable],
-            lengths[usable], bottom[usable], top[usable], eigenvalues)
+            lengths[usable], bottom[usable], top[usable], cap[usable], eigenvalues,
+            fixed=(weights @ lengths, weights @ targets), log_scale=Q[-1])
+        Q -= Q[-1]
         if self.projection == "exact" and not np.isinf(self.gamma):
             raise ValueError(
                 f"gamma={self.gamma!r} asks for slack, which only projection='approximate' "
@@ -246,8 +263,8 @@ class DefiniteBoost(PairBregmanMixin):
         with threadpool_limits(limits=1, user_api="blas"):
             solve = self._exact if self.projection == "exact" else self._approximate
             self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
-        self.dual_coef_ = np.zeros(len(targets))
-        self.dual_coef_[usable] = dual
+        dual_coef[usable] = dual
+        self.dual_coef_ = dual_coef
         self.dual_objective_ = problem.dual_objective(Q, dual)
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=True)
@@ -283,18 +300,16 @@ class DefiniteBoost(PairBregmanMixin):
             return 0, 0
         start = np.arange(m + 1, dtype=np.intp)
         shift = problem.direction * problem.targets
-        # γ caps how far one pair moves log W: its dual times ‖z‖² = λmax − λmin of C_j.
-        cap = self.gamma / problem.lengths
         # With slack every problem is feasible and the dual objective is bounded below.
         floor = problem.floor if np.isinf(self.gamma) else -np.inf
-        offset = np.zeros(1)
+        offset = problem.offset
         n_steps = np.zeros(1, dtype=np.intp)
 
         def one_cycle():
             steps, residual, objective = definite_boost_steps(
                 problem.samples, problem.ends, problem.direction, start, shift, problem.bottom,
                 problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
-                correction=self.dual_correction, floor=floor, cap=cap)
+                correction=self.dual_correction, floor=floor, cap=problem.cap)
             n_steps[0] += steps
             failure = problem.infeasibility(objective) if np.isinf(self.gamma) else None
             return Round((n_steps[0], residual, objective), converged=residual <= self.tol,
@@ -311,8 +326,8 @@ class DefiniteBoost(PairBregmanMixin):
 class _TraceOneProblem:
     """The usable pair constraints of DefiniteBoost, in the prior's coordinates."""
 
-    def __init__(self, factor, pairs, direction, targets, lengths, bottom, top,
-                 prior_eigenvalues):
+    def __init__(self, factor, pairs, direction, targets, lengths, bottom, top, cap,
+                 prior_eigenvalues, fixed=(0.0, 0.0), log_scale=0.0):
         self.factor = factor
         self.pairs = np.ascontiguousarray(pairs)
         self.direction = direction
@@ -324,7 +339,12 @@ class _TraceOneProblem:
         self.lengths = lengths
         self.bottom = bottom
         self.top = top
+        self.cap = cap
         self.prior_eigenvalues = prior_eigenvalues
+        # Σ_j γ_j δ_j ‖z_j‖² and Σ_j γ_j δ_j ξ_j over the pairs fixed at their cap.
+        self.fixed_lengths, self.fixed_targets = fixed
+        # The dual objective minus (log Σ e^Q + Σ_j γ_j δ_j ξ_j) at the start, Q's top 0.
+        self.offset = np.array([log_scale + self.fixed_targets])
         # Weak duality: a feasible problem keeps the dual objective above log λmin(W₁).
         self.floor = float(np.log(prior_eigenvalues.min()))
 
@@ -345,6 +365,7 @@ class _TraceOneProblem:
         """
         weights = dual * self.direction
         c = (np.sum(np.log(self.prior_eigenvalues)) - weights @ self.lengths
-             - np.sum(Q)) / len(Q)
+             - self.fixed_lengths - np.sum(Q)) / len(Q)
         top = Q.max()
-        return float(top + c + np.log(np.exp(Q - top).sum()) + weights @ self.targets)
+        return float(top + c + np.log(np.exp(Q - top).sum()) + weights @ self.targets
+                     + self.fixed_targets)
