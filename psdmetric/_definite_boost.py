@@ -36,10 +36,10 @@ class DefiniteBoost(PairBregmanMixin):
     every step (Thm. 4.1). With ``projection="exact"`` the constraints are visited in
     cycles and projected on exactly (Kulis et al., 2009, §6.3), with dual corrections.
 
-    Slack (``gamma < inf``) caps each dual, ``0 ≤ γ_j ≤ gamma / ‖z_j‖²``: this solves
-    ``min D_vN(W, W₁) + Σ_j (gamma / ‖z_j‖²) max(0, tr(W C_j))``, whose dual is eq. 9
-    minimised over that box, so pairs that no trace-one metric can meet together give
-    way instead of driving the metric (see Notes).
+    Slack (``gamma < inf``) caps each of the ``m`` duals, ``0 ≤ γ_j ≤ gamma / (m ‖z_j‖²)``:
+    this solves ``min D_vN(W, W₁) + (gamma / m) Σ_j max(0, tr(W C_j)) / ‖z_j‖²``, whose
+    dual is eq. 9 minimised over that box, so pairs that no trace-one metric can meet
+    together give way instead of driving the metric (see Notes).
 
     Read more in the :ref:`User Guide <definiteboost>`.
 
@@ -53,11 +53,12 @@ class DefiniteBoost(PairBregmanMixin):
             default="identity"
         Starting matrix, normalised to trace one: ``W₁ = M₀ / tr(M₀)``.
 
-    gamma : float, default=0.03
-        Slack trade-off γ > 0: each pair's dual is capped at ``gamma / ‖z‖²``, so that
-        one pair changes the eigenvalues of ``log W`` by at most ``gamma`` (scale-free);
-        ``np.inf`` enforces the constraints exactly (needed for
-        ``projection="exact"``). The default was chosen with ``n_neighbors=None`` by
+    gamma : float, default=10.0
+        Slack trade-off γ > 0 on the mean hinge loss of the ``m`` pairs: each pair's
+        dual is capped at ``gamma / (m ‖z‖²)``, so that all pairs together change the
+        eigenvalues of ``log W`` by at most ``gamma`` (scale-free, and the same for any
+        number of pairs); ``np.inf`` enforces the constraints exactly (needed for
+        ``projection="exact"``). The default was chosen with ``n_neighbors=3`` by
         leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`).
 
     bounds : array-like of shape (2,), default=None
@@ -67,7 +68,7 @@ class DefiniteBoost(PairBregmanMixin):
     n_constraints : int, default=None
         Number of pairs drawn from the labels; ``None`` means ``40 * n_classes**2``.
 
-    n_neighbors : int, default=None
+    n_neighbors : int, default=3
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
         its own class (similar) and of the other classes (dissimilar), see
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
@@ -118,8 +119,8 @@ class DefiniteBoost(PairBregmanMixin):
         The pairs the metric was fitted on.
 
     dual_coef_ : ndarray of shape (n_constraints,)
-        Dual variables ``0 ≤ γ_j ≤ gamma / ‖z_j‖²`` (``log W ∝ log W₁ − Σ γ_j C_j``); 0
-        for the pairs left out (see Notes).
+        Dual variables ``0 ≤ γ_j ≤ gamma / (m ‖z_j‖²)`` (``log W ∝ log W₁ − Σ γ_j C_j``);
+        0 for the pairs left out (see Notes).
 
     dual_objective_ : float
         ``log tr exp(log W₁ − Σ_j γ_j C_j)`` at the solution (Tsuda et al., 2005, eq. 9).
@@ -143,8 +144,12 @@ class DefiniteBoost(PairBregmanMixin):
     Notes
     -----
     With trace one, ``z zᵀ`` has eigenvalues ``‖z‖²`` and 0 on the range, so a similar
-    pair with ``‖z‖² ≤ u`` always holds and a dissimilar pair with ``‖z‖² ≤ l`` can
-    never hold; both are left out (``z`` in the range of the prior).
+    pair with ``‖z‖² ≤ u`` always holds (it is left out, dual 0) and a dissimilar pair
+    with ``‖z‖² ≤ l`` can never hold (``z`` in the range of the prior). Without slack
+    such a pair is left out; with slack its penalty ``l − zᵀWz`` is positive for every
+    trace-one W, so its dual sits at its cap at the optimum and it enters the starting
+    point ``log W₁ − Σ γ_j C_j``. Neighbour pairs make this matter: the nearest samples
+    of other classes, the pairs that decide k-NN, are mostly shorter than ``l``.
 
     Feasibility and slack. Pairs drawn from labels with the 5th/95th-percentile bounds
     usually ask more than any trace-one metric can give (the classes overlap). Without slack
@@ -155,7 +160,10 @@ class DefiniteBoost(PairBregmanMixin):
     every data set within a few steps, at a metric dominated by one direction (on iris
     and breast cancer its top eigenvalue holds 67–100 % of the trace) that is worse for
     k-NN than the Euclidean one on 9 of 11 sets. With slack the problem always has a
-    solution, which the corrected steps reach.
+    solution, which the corrected steps reach. As most pairs from labels end at their
+    cap, the corrected steps start from every pair violated under ``W₁`` at its cap (a
+    point of the box, from which they lower the duals that should be lower): on digits
+    (4,000 random pairs, d = 64) that takes 77 steps instead of 3,200.
 
     Kernel learning from index pairs (Tsuda et al., 2005, §5): fit on ``X = np.eye(n) / np.sqrt(2)``
     (so that ``z zᵀ`` is the seed's ``X_j`` with ½ on the diagonal entries of a and b and
@@ -193,10 +201,10 @@ class DefiniteBoost(PairBregmanMixin):
         n_components=None,
         *,
         prior="identity",
-        gamma=0.03,
+        gamma=10.0,
         bounds=None,
         n_constraints=None,
-        n_neighbors=None,
+        n_neighbors=3,
         projection="approximate",
         dual_correction=True,
         tol=1e-3,
