@@ -360,3 +360,20 @@ def test_exact_projections_refuse_slack():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="gamma"):
         DefiniteBoost(projection="exact", gamma=0.1).fit(X, y)
+
+
+@pytest.mark.parametrize("gamma, prior", [(20.0, "identity"), (np.inf, np.diag([1.0, 2, 3, 4]))])
+def test_dual_objective_tracked_by_the_steps_is_eq_9(capsys, gamma, prior):
+    # The steps track eq. 9 (and stop on weak duality's floor with it) from the start:
+    # the prior's scale and the pairs fixed at their cap count from the first step.
+    X, constraints = feasible_pairs(0, slack=-0.4 if np.isfinite(gamma) else 0.05)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    bounds = constraints.bounds.copy()
+    unmet = np.flatnonzero(constraints.labels == -1)[:2]
+    if np.isfinite(gamma):  # two pairs no trace-one W meets, fixed at their cap
+        bounds[unmet] = 1.2 * np.einsum("ij,ij->i", Z[unmet], Z[unmet])
+    constraints = PairConstraints(constraints.pairs, constraints.labels, bounds=bounds)
+    model = DefiniteBoost(gamma=gamma, prior=prior, tol=1e-11, max_iter=1000, verbose=1)
+    model.fit(X, constraints=constraints)
+    last_row = capsys.readouterr().out.strip().splitlines()[-1].split()
+    assert float(last_row[3]) == pytest.approx(model.dual_objective_, rel=1e-6)
