@@ -36,10 +36,10 @@ class DefiniteBoost(PairBregmanMixin):
     every step (Thm. 4.1). With ``projection="exact"`` the constraints are visited in
     cycles and projected on exactly (Kulis et al., 2009, §6.3), with dual corrections.
 
-    Slack (``gamma < inf``) caps each dual, ``0 ≤ γ_j ≤ gamma / ‖z_j‖²``: this solves
-    ``min D_vN(W, W₁) + Σ_j (gamma / ‖z_j‖²) max(0, tr(W C_j))``, whose dual is eq. 9
-    minimised over that box, so pairs that no trace-one metric can meet together give
-    way instead of driving the metric (see Notes).
+    Slack (``gamma < inf``) caps each of the ``m`` duals, ``0 ≤ γ_j ≤ gamma / (m ‖z_j‖²)``:
+    this solves ``min D_vN(W, W₁) + (gamma / m) Σ_j max(0, tr(W C_j)) / ‖z_j‖²``, whose
+    dual is eq. 9 minimised over that box, so pairs that no trace-one metric can meet
+    together give way instead of driving the metric (see Notes).
 
     Read more in the :ref:`User Guide <definiteboost>`.
 
@@ -53,11 +53,12 @@ class DefiniteBoost(PairBregmanMixin):
             default="identity"
         Starting matrix, normalised to trace one: ``W₁ = M₀ / tr(M₀)``.
 
-    gamma : float, default=0.03
-        Slack trade-off γ > 0: each pair's dual is capped at ``gamma / ‖z‖²``, so that
-        one pair changes the eigenvalues of ``log W`` by at most ``gamma`` (scale-free);
-        ``np.inf`` enforces the constraints exactly (needed for
-        ``projection="exact"``). The default was chosen with ``n_neighbors=None`` by
+    gamma : float, default=10.0
+        Slack trade-off γ > 0 on the mean hinge loss of the ``m`` pairs: each pair's
+        dual is capped at ``gamma / (m ‖z‖²)``, so that all pairs together change the
+        eigenvalues of ``log W`` by at most ``gamma`` (scale-free, and the same for any
+        number of pairs); ``np.inf`` enforces the constraints exactly (needed for
+        ``projection="exact"``). The default was chosen with ``n_neighbors=3`` by
         leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`).
 
     bounds : array-like of shape (2,), default=None
@@ -67,7 +68,7 @@ class DefiniteBoost(PairBregmanMixin):
     n_constraints : int, default=None
         Number of pairs drawn from the labels; ``None`` means ``40 * n_classes**2``.
 
-    n_neighbors : int, default=None
+    n_neighbors : int, default=3
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
         its own class (similar) and of the other classes (dissimilar), see
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
@@ -118,8 +119,8 @@ class DefiniteBoost(PairBregmanMixin):
         The pairs the metric was fitted on.
 
     dual_coef_ : ndarray of shape (n_constraints,)
-        Dual variables ``0 ≤ γ_j ≤ gamma / ‖z_j‖²`` (``log W ∝ log W₁ − Σ γ_j C_j``); 0
-        for the pairs left out (see Notes).
+        Dual variables ``0 ≤ γ_j ≤ gamma / (m ‖z_j‖²)`` (``log W ∝ log W₁ − Σ γ_j C_j``);
+        0 for the pairs left out (see Notes).
 
     dual_objective_ : float
         ``log tr exp(log W₁ − Σ_j γ_j C_j)`` at the solution (Tsuda et al., 2005, eq. 9).
@@ -143,8 +144,12 @@ class DefiniteBoost(PairBregmanMixin):
     Notes
     -----
     With trace one, ``z zᵀ`` has eigenvalues ``‖z‖²`` and 0 on the range, so a similar
-    pair with ``‖z‖² ≤ u`` always holds and a dissimilar pair with ``‖z‖² ≤ l`` can
-    never hold; both are left out (``z`` in the range of the prior).
+    pair with ``‖z‖² ≤ u`` always holds (it is left out, dual 0) and a dissimilar pair
+    with ``‖z‖² ≤ l`` can never hold (``z`` in the range of the prior). Without slack
+    such a pair is left out; with slack its penalty ``l − zᵀWz`` is positive for every
+    trace-one W, so its dual sits at its cap at the optimum and it enters the starting
+    point ``log W₁ − Σ γ_j C_j``. Neighbour pairs make this matter: the nearest samples
+    of other classes, the pairs that decide k-NN, are mostly shorter than ``l``.
 
     Feasibility and slack. Pairs drawn from labels with the 5th/95th-percentile bounds
     usually ask more than any trace-one metric can give (the classes overlap). Without slack
@@ -155,7 +160,10 @@ class DefiniteBoost(PairBregmanMixin):
     every data set within a few steps, at a metric dominated by one direction (on iris
     and breast cancer its top eigenvalue holds 67–100 % of the trace) that is worse for
     k-NN than the Euclidean one on 9 of 11 sets. With slack the problem always has a
-    solution, which the corrected steps reach.
+    solution, which the corrected steps reach. As most pairs from labels end at their
+    cap, the corrected steps start from every pair violated under ``W₁`` at its cap (a
+    point of the box, from which they lower the duals that should be lower): on digits
+    (4,000 random pairs, d = 64) that takes 77 steps instead of 3,200.
 
     Kernel learning from index pairs (Tsuda et al., 2005, §5): fit on ``X = np.eye(n) / np.sqrt(2)``
     (so that ``z zᵀ`` is the seed's ``X_j`` with ½ on the diagonal entries of a and b and
@@ -193,10 +201,10 @@ class DefiniteBoost(PairBregmanMixin):
         n_components=None,
         *,
         prior="identity",
-        gamma=0.03,
+        gamma=10.0,
         bounds=None,
         n_constraints=None,
-        n_neighbors=None,
+        n_neighbors=3,
         projection="approximate",
         dual_correction=True,
         tol=1e-3,
@@ -231,14 +239,31 @@ class DefiniteBoost(PairBregmanMixin):
         if len(eigenvalues) == 1:
             top = bottom = direction * (lengths - targets)
         usable = np.flatnonzero((bottom < 0) & (top > 0))
-
-        Q = np.log(eigenvalues)
-        Q -= Q[-1]
-        W = np.eye(len(Q), order="F")
-        dual = np.zeros(len(usable))
+        # The mean hinge loss, not the sum: the pull of all pairs together is gamma's.
+        with np.errstate(divide="ignore"):
+            cap = self.gamma / (len(targets) * lengths)
+        dual_coef = np.zeros(len(targets))
+        if not np.isinf(self.gamma) and len(eigenvalues) > 1:
+            # A pair no trace-one W meets (bottom > 0: a dissimilar pair shorter than l)
+            # has its dual at the cap at the optimum: it joins the starting point.
+            unmet = np.flatnonzero((bottom > 0) & (lengths > 0))
+            dual_coef[unmet] = cap[unmet]
+            if self.dual_correction:
+                # Most pairs end at their cap: start every pair violated under W₁ there
+                # (a point of the box); the corrected steps lower those that should not be.
+                slack = direction * (np.square(differences) @ eigenvalues - targets)
+                dual_coef[usable[slack[usable] > 0]] = cap[usable[slack[usable] > 0]]
+        weights = dual_coef * direction
+        Q, W = np.linalg.eigh(np.diag(np.log(eigenvalues))
+                              - (differences.T * weights) @ differences)
+        W = np.asfortranarray(W)
+        dual = dual_coef[usable]
+        weights[usable] = 0.0
         problem = _TraceOneProblem(
             factor, constraints.pairs[usable], direction[usable], targets[usable],
-            lengths[usable], bottom[usable], top[usable], eigenvalues)
+            lengths[usable], bottom[usable], top[usable], cap[usable], eigenvalues,
+            fixed=(weights @ lengths, weights @ targets), log_scale=Q[-1])
+        Q -= Q[-1]
         if self.projection == "exact" and not np.isinf(self.gamma):
             raise ValueError(
                 f"gamma={self.gamma!r} asks for slack, which only projection='approximate' "
@@ -246,8 +271,8 @@ class DefiniteBoost(PairBregmanMixin):
         with threadpool_limits(limits=1, user_api="blas"):
             solve = self._exact if self.projection == "exact" else self._approximate
             self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
-        self.dual_coef_ = np.zeros(len(targets))
-        self.dual_coef_[usable] = dual
+        dual_coef[usable] = dual
+        self.dual_coef_ = dual_coef
         self.dual_objective_ = problem.dual_objective(Q, dual)
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=True)
@@ -283,18 +308,16 @@ class DefiniteBoost(PairBregmanMixin):
             return 0, 0
         start = np.arange(m + 1, dtype=np.intp)
         shift = problem.direction * problem.targets
-        # γ caps how far one pair moves log W: its dual times ‖z‖² = λmax − λmin of C_j.
-        cap = self.gamma / problem.lengths
         # With slack every problem is feasible and the dual objective is bounded below.
         floor = problem.floor if np.isinf(self.gamma) else -np.inf
-        offset = np.zeros(1)
+        offset = problem.offset
         n_steps = np.zeros(1, dtype=np.intp)
 
         def one_cycle():
             steps, residual, objective = definite_boost_steps(
                 problem.samples, problem.ends, problem.direction, start, shift, problem.bottom,
                 problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
-                correction=self.dual_correction, floor=floor, cap=cap)
+                correction=self.dual_correction, floor=floor, cap=problem.cap)
             n_steps[0] += steps
             failure = problem.infeasibility(objective) if np.isinf(self.gamma) else None
             return Round((n_steps[0], residual, objective), converged=residual <= self.tol,
@@ -311,8 +334,8 @@ class DefiniteBoost(PairBregmanMixin):
 class _TraceOneProblem:
     """The usable pair constraints of DefiniteBoost, in the prior's coordinates."""
 
-    def __init__(self, factor, pairs, direction, targets, lengths, bottom, top,
-                 prior_eigenvalues):
+    def __init__(self, factor, pairs, direction, targets, lengths, bottom, top, cap,
+                 prior_eigenvalues, fixed=(0.0, 0.0), log_scale=0.0):
         self.factor = factor
         self.pairs = np.ascontiguousarray(pairs)
         self.direction = direction
@@ -324,7 +347,12 @@ class _TraceOneProblem:
         self.lengths = lengths
         self.bottom = bottom
         self.top = top
+        self.cap = cap
         self.prior_eigenvalues = prior_eigenvalues
+        # Σ_j γ_j δ_j ‖z_j‖² and Σ_j γ_j δ_j ξ_j over the pairs fixed at their cap.
+        self.fixed_lengths, self.fixed_targets = fixed
+        # The dual objective minus (log Σ e^Q + Σ_j γ_j δ_j ξ_j) at the start, Q's top 0.
+        self.offset = np.array([log_scale + self.fixed_targets])
         # Weak duality: a feasible problem keeps the dual objective above log λmin(W₁).
         self.floor = float(np.log(prior_eigenvalues.min()))
 
@@ -345,6 +373,7 @@ class _TraceOneProblem:
         """
         weights = dual * self.direction
         c = (np.sum(np.log(self.prior_eigenvalues)) - weights @ self.lengths
-             - np.sum(Q)) / len(Q)
+             - self.fixed_lengths - np.sum(Q)) / len(Q)
         top = Q.max()
-        return float(top + c + np.log(np.exp(Q - top).sum()) + weights @ self.targets)
+        return float(top + c + np.log(np.exp(Q - top).sum()) + weights @ self.targets
+                     + self.fixed_targets)

@@ -266,27 +266,36 @@ def test_label_fit_gives_a_trace_one_metric():
     assert model.dual_coef_.shape == (len(model.constraints_.pairs),)
 
 
-def slack_fit(seed, gamma):
-    """A fit with slack on pairs no trace-one W meets, and its violations tr(W C_j)."""
+def slack_fit(seed, gamma, n_unmet=0):
+    """A fit with slack on pairs no trace-one W meets, and its violations tr(W C_j).
+
+    ``n_unmet`` dissimilar pairs get a bound above their squared length, which no
+    trace-one W reaches (their dual sits at its cap at the optimum).
+    """
     X, constraints = feasible_pairs(seed, slack=-0.4)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    lengths = np.einsum("ij,ij->i", Z, Z)
+    bounds = constraints.bounds.copy()
+    unmet = np.flatnonzero(constraints.labels == -1)[:n_unmet]
+    bounds[unmet] = 1.2 * lengths[unmet]
+    constraints = PairConstraints(constraints.pairs, constraints.labels, bounds=bounds)
     model = DefiniteBoost(gamma=gamma, dual_correction=True, tol=1e-11, max_iter=100_000)
     model.fit(X, constraints=constraints)
     W = model.get_mahalanobis_matrix()
-    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
-    lengths = np.einsum("ij,ij->i", Z, Z)
-    # Every pair can hold for some trace-one W, so none is left out of the problem.
-    assert np.all(constraints.bounds < lengths)
-    violation = constraints.labels * (np.einsum("ij,jk,ik->i", Z, W, Z) - constraints.bounds)
-    return model, constraints, W, violation, gamma / lengths
+    # Every other pair can hold for some trace-one W.
+    assert np.sum(bounds >= lengths) == n_unmet
+    violation = constraints.labels * (np.einsum("ij,jk,ik->i", Z, W, Z) - bounds)
+    # The slack is the mean hinge loss: each pair's cap is gamma / (m ‖z‖²).
+    return model, constraints, W, violation, gamma / (len(Z) * lengths)
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_slack_solution_satisfies_kkt_and_strong_duality(seed):
-    model, constraints, W, violation, cap = slack_fit(seed, gamma=2.0)
+@pytest.mark.parametrize("seed, n_unmet", [(0, 0), (3, 0), (0, 2), (3, 2)])
+def test_slack_solution_satisfies_kkt_and_strong_duality(seed, n_unmet):
+    model, constraints, W, violation, cap = slack_fit(seed, 20.0, n_unmet)
     dual, scale = model.dual_coef_, 1e-8 * constraints.bounds
-    at_cap, free = dual == cap, (dual > 0) & (dual < cap)
-    assert at_cap.sum() >= 2 and free.sum() >= 1  # both kinds of KKT condition are tested
-    assert np.all((dual >= 0) & (dual <= cap))
+    at_cap, free = np.isclose(dual, cap, rtol=1e-14, atol=0), (dual > 0) & (dual < cap)
+    assert at_cap.sum() >= 2 + n_unmet and free.sum() >= 1  # both kinds of KKT condition
+    assert np.all((dual >= 0) & (dual <= cap * (1 + 1e-14)))
     assert np.all(violation[dual == 0] <= scale[dual == 0])
     assert np.all(np.abs(violation[free]) <= scale[free])
     assert np.all(violation[at_cap] >= -scale[at_cap])
@@ -296,10 +305,10 @@ def test_slack_solution_satisfies_kkt_and_strong_duality(seed):
     assert primal == pytest.approx(-model.dual_objective_, rel=1e-8)
 
 
-@pytest.mark.parametrize("seed", [0, 3])
-def test_slack_solution_equals_the_cvxpy_oracle(seed):
+@pytest.mark.parametrize("seed, n_unmet", [(0, 0), (3, 0), (0, 2), (3, 2)])
+def test_slack_solution_equals_the_cvxpy_oracle(seed, n_unmet):
     cp = pytest.importorskip("cvxpy")
-    model, constraints, W, _, cap = slack_fit(seed, gamma=2.0)
+    model, constraints, W, _, cap = slack_fit(seed, 20.0, n_unmet)
     X = np.random.RandomState(seed).randn(30, 4)  # the samples of feasible_pairs(seed)
     Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
     V = cp.Variable((4, 4), symmetric=True)
@@ -313,15 +322,36 @@ def test_slack_solution_equals_the_cvxpy_oracle(seed):
     assert problem.value == pytest.approx(-model.dual_objective_ - np.log(4), abs=1e-6)
 
 
+def test_warm_start_at_the_caps_reaches_the_same_optimum_as_the_cold_start():
+    # The fit starts every pair violated under W₁ at its cap; corrected steps from
+    # duals 0 solve the same convex problem and reach the same optimum.
+    model, constraints, W, _, cap = slack_fit(0, 20.0, n_unmet=2)
+    X = np.random.RandomState(0).randn(30, 4)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    lengths = np.einsum("ij,ij->i", Z, Z)
+    delta, xi = constraints.labels.astype(float), constraints.bounds
+    usable = xi < lengths
+    lmax = np.where(delta > 0, lengths - xi, xi)[usable]
+    lmin = np.where(delta > 0, -xi, xi - lengths)[usable]
+    # The unmet pairs at their cap enter the cold start's prior, as in the fit.
+    log_prior = np.log(0.25) * np.eye(4) + (Z[~usable].T * cap[~usable]) @ Z[~usable]
+    values, vectors = np.linalg.eigh(log_prior)
+    cold = run_steps(Z[usable] @ vectors, delta[usable], np.arange(usable.sum() + 1),
+                     (delta * xi)[usable], lmin, lmax, 4, 5_000, correction=True,
+                     log_prior=values, cap=cap[usable])
+    assert_allclose(vectors @ cold["W"] @ vectors.T, W, atol=1e-7)
+    assert_allclose(cold["dual"], model.dual_coef_[usable], rtol=1e-5, atol=1e-9)
+
+
 def test_slack_replaces_the_infeasibility_stop():
     # The problem of the infeasibility test: with slack it has an optimum, reached.
     X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     constraints = PairConstraints([[0, 1], [0, 2]], [-1, -1], bounds=[0.9, 0.9])
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        model = DefiniteBoost(gamma=1.0, dual_correction=True, tol=1e-10).fit(
+        model = DefiniteBoost(gamma=2.0, dual_correction=True, tol=1e-10).fit(
             X, constraints=constraints)
-    # Symmetric problem: the optimum is I/2 with both duals at their cap γ/‖z‖² = 1.
+    # Symmetric problem: the optimum is I/2 with both duals at their cap γ/(m‖z‖²) = 1.
     assert_allclose(model.get_mahalanobis_matrix(), np.eye(2) / 2, atol=1e-12)
     assert_allclose(model.dual_coef_, [1.0, 1.0])
 
@@ -330,3 +360,20 @@ def test_exact_projections_refuse_slack():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="gamma"):
         DefiniteBoost(projection="exact", gamma=0.1).fit(X, y)
+
+
+@pytest.mark.parametrize("gamma, prior", [(20.0, "identity"), (np.inf, np.diag([1.0, 2, 3, 4]))])
+def test_dual_objective_tracked_by_the_steps_is_eq_9(capsys, gamma, prior):
+    # The steps track eq. 9 (and stop on weak duality's floor with it) from the start:
+    # the prior's scale and the pairs fixed at their cap count from the first step.
+    X, constraints = feasible_pairs(0, slack=-0.4 if np.isfinite(gamma) else 0.05)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    bounds = constraints.bounds.copy()
+    unmet = np.flatnonzero(constraints.labels == -1)[:2]
+    if np.isfinite(gamma):  # two pairs no trace-one W meets, fixed at their cap
+        bounds[unmet] = 1.2 * np.einsum("ij,ij->i", Z[unmet], Z[unmet])
+    constraints = PairConstraints(constraints.pairs, constraints.labels, bounds=bounds)
+    model = DefiniteBoost(gamma=gamma, prior=prior, tol=1e-11, max_iter=1000, verbose=1)
+    model.fit(X, constraints=constraints)
+    last_row = capsys.readouterr().out.strip().splitlines()[-1].split()
+    assert float(last_row[3]) == pytest.approx(model.dual_objective_, rel=1e-6)
