@@ -87,7 +87,9 @@ class OnlineLogDet(OnlineMixin):
     Attributes
     ----------
     components_ : ndarray of shape (n_features, n_features)
-        The learned transform ``L``, ``M = LᵀL``.
+        The learned transform ``L``, ``M = LᵀL``. After ``fit``, ``M = κ W̄`` with
+        ``W̄⁻¹`` the average of ``W⁻¹`` at the ends of the passes (the updates are
+        additive in ``W⁻¹``); after ``partial_fit``, the last iterate.
 
     scale_ : float
         The ceiling κ used.
@@ -199,6 +201,7 @@ class OnlineLogDet(OnlineMixin):
         self._factor = None
         self.scale_ = None if self.scale == "auto" else float(self.scale)
         self.cumulative_loss_ = 0.0
+        self._inverse_sum, self._n_averaged = 0.0, 0
 
     def _constraints_from_labels(self, X, y, random_state):
         # An online pass follows the pairs' order: neighbour pairs come grouped
@@ -238,13 +241,25 @@ class OnlineLogDet(OnlineMixin):
         errors = predictions - targets
         loss = float(np.nansum(np.where(sides * errors < 0, 0.0, errors) ** 2))
         self.cumulative_loss_ += loss
+        self._inverse_sum = self._inverse_sum + self._factor @ self._factor.T
+        self._n_averaged += 1
         return loss
 
+    def partial_fit(self, X, y=None, *, constraints=None):
+        # One pass, whose model is its last iterate: an average over calls would make
+        # the model depend on how a stream is cut into chunks.
+        self._inverse_sum, self._n_averaged = 0.0, 0
+        return super().partial_fit(X, y, constraints=constraints)
+
+    partial_fit.__doc__ = OnlineMixin.partial_fit.__doc__
+
     def _set_components(self):
-        # K = F Fᵀ = U Σ² Uᵀ, so M = κ (I + K)⁻¹ = U diag(κ / (1 + σ²)) Uᵀ.
-        left, singular_values, _ = np.linalg.svd(self._factor)
-        scales = np.sqrt(self.scale_ / (1.0 + singular_values**2))
-        self.components_ = scales[:, None] * left.T
+        # The updates are additive in W⁻¹ = I + K, so that is where passes are averaged:
+        # K̄ = U diag(μ) Uᵀ gives M = κ (I + K̄)⁻¹ = U diag(κ / (1 + μ)) Uᵀ.
+        mean_inverse = self._inverse_sum / self._n_averaged
+        shifts, vectors = np.linalg.eigh(mean_inverse)
+        scales = np.sqrt(self.scale_ / (1.0 + np.maximum(shifts, 0.0)))
+        self.components_ = scales[:, None] * vectors.T
 
 
 def _target_ratios(X, constraints):

@@ -274,6 +274,28 @@ def test_partial_fit_on_chunks_equals_one_pass():
     assert online.n_iter_ == 3
 
 
+def test_fit_averages_the_inverse_over_the_ends_of_its_passes():
+    """fit's M is κ (mean of W⁻¹ at the ends of its passes)⁻¹; each pass is a partial_fit."""
+    rng = np.random.RandomState(5)
+    X = rng.randn(60, 4)
+    pairs = rng.randint(0, 60, (150, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    constraints = DistanceTargets(pairs, rng.uniform(0.1, 8.0, len(pairs)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = OnlineLogDet(eta=0.3, scale=4.0, max_iter=3, tol=0.0).fit(
+            X, constraints=constraints)
+    stepper, inverses = OnlineLogDet(eta=0.3, scale=4.0), []
+    for _ in range(3):
+        stepper.partial_fit(X, constraints=constraints)
+        inverses.append(np.linalg.inv(stepper.get_mahalanobis_matrix() / 4.0))
+    expected = 4.0 * np.linalg.inv(np.mean(inverses, axis=0))
+    assert_allclose(model.get_mahalanobis_matrix(), expected, rtol=1e-9, atol=1e-12)
+    assert model.cumulative_loss_ == pytest.approx(stepper.cumulative_loss_, rel=1e-12)
+    # The passes did move W, so the average is not the last iterate.
+    assert not np.allclose(expected, stepper.get_mahalanobis_matrix(), rtol=1e-3)
+
+
 def test_fit_resets_and_partial_fit_continues():
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)
