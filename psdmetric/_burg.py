@@ -44,10 +44,9 @@ class OnlineLogDet(OnlineMixin):
         runs with ``η = eta / w₀²``, so that ``eta = 0.5`` is the step that fits a pair
         exactly when its prediction and target are both at the starting scale. A pair
         below its target along a direction where the metric nears its ceiling κ is
-        learnt at a smaller rate (see above). The
-        default was chosen by leave-one-data-set-out on 11 data sets (see
-        :ref:`choosing_defaults`); tune it like any hyper-parameter (e.g. with
-        ``GridSearchCV``).
+        learnt at a smaller rate (see above). The default was chosen by
+        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`); tune it
+        like any hyper-parameter (e.g. with ``GridSearchCV``).
 
     scale : "auto" or float, default="auto"
         The ceiling κ of the metric, ``M = κ W ≺ κ I``. A float fixes κ and starts from
