@@ -43,7 +43,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",
-    "OnlineLogDet": "online-2",
+    "OnlineLogDet": "online-4",
     "POLA": "pola-2",
     "PSDBoost": "psdboost-2",
     "VonNeumann": "screen-1",

@@ -6,7 +6,8 @@ plus the squared loss. ``OnlineLogDet`` is the matrix algorithm (Alg. 2) for ran
 inputs, i.e. online LogDet metric learning: each example is a pair with a target
 squared distance. Both keep their iterate in its domain with the paper's adaptive
 learning rate (Lemma 2: ``0 ≺ W ≺ I``), taken at half the paper's bound, since the
-bound itself lets a weight reach the boundary.
+bound itself lets a weight reach the boundary; ``OnlineLogDet`` cuts the rate for
+the pair that needs it only.
 """
 
 from numbers import Integral, Real
@@ -16,6 +17,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._constraints import DistanceTargets
 from ._online import OnlineMixin, target_sides
 from ._solvers import EstimatorCheckpoint, Round, burg_matrix_pass, burg_vector_pass, iterate
 
@@ -29,22 +31,22 @@ class OnlineLogDet(OnlineMixin):
     Learns ``M = κ W`` with ``0 ≺ W ≺ I`` from pairs with target squared distances,
     one pair at a time (Jain et al., 2007, Alg. 2): predict ``ŷ = tr(W X)`` for the rank-one
     instance ``X = ẑẑᵀ``, then ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)X``, a Sherman–Morrison step
-    done on Cholesky factors in O(d²). The learning rate stays put when ``ŷ > y`` and
-    otherwise drops to at most half of ``1 / (2(y − ŷ) tr((W⁻¹ − I)⁻¹X))`` (the
-    paper's Lemma 2 bound, whose equality would put an eigenvalue of W at 1).
+    done on Cholesky factors in O(d²). A pair with ``ŷ < y`` is learnt at a rate of at
+    most half of ``1 / (2(y − ŷ) tr((W⁻¹ − I)⁻¹X))`` (the paper's Lemma 2 bound, whose
+    equality would put an eigenvalue of W at 1). Alg. 2 keeps such a cut for every
+    later pair; here it holds for that pair only, so that one pair along a direction
+    where W is close to I does not freeze the rest of the run.
 
     Parameters
     ----------
-    eta : float, default=0.001
-        Initial learning rate, measured relative to the starting metric
-        ``W₀ = w₀ I``: Alg. 2 runs with ``η = eta / w₀²``, so that ``eta = 0.5`` is the
-        step that fits a pair exactly when its prediction and target are both at the
-        starting scale. Alg. 2 never raises the rate and lowers it for good at any pair
-        far below its target, so a large ``eta`` learns from the first pairs and then
-        freezes; a small one keeps the same small steps throughout. The default was
-        chosen by leave-one-data-set-out on 11 data sets (see
-        :ref:`choosing_defaults`); tune it like any hyper-parameter (e.g. with
-        ``GridSearchCV``).
+    eta : float, default=0.01
+        Learning rate, measured relative to the starting metric ``W₀ = w₀ I``: Alg. 2
+        runs with ``η = eta / w₀²``, so that ``eta = 0.5`` is the step that fits a pair
+        exactly when its prediction and target are both at the starting scale. A pair
+        below its target along a direction where the metric nears its ceiling κ is
+        learnt at a smaller rate (see above). The default was chosen by
+        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`); tune it
+        like any hyper-parameter (e.g. with ``GridSearchCV``).
 
     scale : "auto" or float, default="auto"
         The ceiling κ of the metric, ``M = κ W ≺ κ I``. A float fixes κ and starts from
@@ -64,7 +66,9 @@ class OnlineLogDet(OnlineMixin):
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
         its own class (similar) and of the other classes (dissimilar), see
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
-        pairs.
+        pairs. Pairs from labels are visited in a random order (drawn once per ``fit``
+        or ``partial_fit`` call, from ``random_state``), so that similar and
+        dissimilar pairs interleave.
 
     max_iter : int, default=20
         Maximum number of passes ``fit`` makes over the pairs.
@@ -77,15 +81,14 @@ class OnlineLogDet(OnlineMixin):
         Print one table row per pass.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the pairs drawn from labels.
+        Seeds the pairs drawn from labels and the order they are visited in.
 
     Attributes
     ----------
     components_ : ndarray of shape (n_features, n_features)
-        The learned transform ``L``, ``M = LᵀL``.
-
-    eta_ : float
-        Current learning rate, in the units of ``eta``.
+        The learned transform ``L``, ``M = LᵀL``. After ``fit``, ``M = κ W̄`` with
+        ``W̄⁻¹`` the average of ``W⁻¹`` at the ends of the passes (the updates are
+        additive in ``W⁻¹``); after ``partial_fit``, the last iterate.
 
     scale_ : float
         The ceiling κ used.
@@ -131,7 +134,8 @@ class OnlineLogDet(OnlineMixin):
     ``s ≥ −½``. So on noiseless targets (``y = tr(UX)``) with ``η_t ŷ_t² ≤ ½`` (implied
     by ``η ≤ ½`` in the normalised units, where ``ŷ < 1``),
     ``Σ_t η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀)``: the cumulative loss is at most
-    ``D_ld(U, W₀) / η_T`` (Theorem 2 with ``L_U = 0``). With bounds (``DistanceTargets``
+    ``D_ld(U, W₀) / min_t η_t`` (Theorem 2 with ``L_U = 0``; the bound holds step by
+    step, so it does not need the rate to be non-increasing). With bounds (``DistanceTargets``
     with labels, as drawn from class labels) the same holds for the squared hinge loss
     and any such U within every bound: a violated pair has
     ``e (ŷ − tr(UX)) ≥ e²``.
@@ -172,7 +176,7 @@ class OnlineLogDet(OnlineMixin):
 
     def __init__(
         self,
-        eta=0.001,
+        eta=0.01,
         *,
         scale="auto",
         n_constraints=None,
@@ -196,6 +200,16 @@ class OnlineLogDet(OnlineMixin):
         self._factor = None
         self.scale_ = None if self.scale == "auto" else float(self.scale)
         self.cumulative_loss_ = 0.0
+        self._inverse_sum, self._n_averaged = 0.0, 0
+
+    def _constraints_from_labels(self, X, y, random_state):
+        # An online pass follows the pairs' order: neighbour pairs come grouped
+        # (all similar ones, then all dissimilar ones), so the last updates of every
+        # pass would all push the same way.
+        targets = super()._constraints_from_labels(X, y, random_state)
+        order = random_state.permutation(len(targets.pairs))
+        return DistanceTargets(targets.pairs[order], targets.distances[order],
+                               targets.labels[order])
 
     def _start(self, X, constraints):
         """``W₀ = w₀ I`` with ``w₀ = 1 / max(n_features, 2)``, or from the pairs."""
@@ -219,21 +233,32 @@ class OnlineLogDet(OnlineMixin):
         n_pairs = len(constraints.pairs)
         predictions, targets, rates = (np.empty(n_pairs) for _ in range(3))
         sides = target_sides(constraints)
-        self._rate = burg_matrix_pass(
+        burg_matrix_pass(
             X, constraints.pairs, constraints.distances, sides, self._factor,
             self._factor_shifted, self._rate, self.scale_, predictions, targets, rates,
         )
         errors = predictions - targets
         loss = float(np.nansum(np.where(sides * errors < 0, 0.0, errors) ** 2))
         self.cumulative_loss_ += loss
+        self._inverse_sum = self._inverse_sum + self._factor @ self._factor.T
+        self._n_averaged += 1
         return loss
 
+    def partial_fit(self, X, y=None, *, constraints=None):
+        # One pass, whose model is its last iterate: an average over calls would make
+        # the model depend on how a stream is cut into chunks.
+        self._inverse_sum, self._n_averaged = 0.0, 0
+        return super().partial_fit(X, y, constraints=constraints)
+
+    partial_fit.__doc__ = OnlineMixin.partial_fit.__doc__
+
     def _set_components(self):
-        # K = F Fᵀ = U Σ² Uᵀ, so M = κ (I + K)⁻¹ = U diag(κ / (1 + σ²)) Uᵀ.
-        left, singular_values, _ = np.linalg.svd(self._factor)
-        scales = np.sqrt(self.scale_ / (1.0 + singular_values**2))
-        self.components_ = scales[:, None] * left.T
-        self.eta_ = self._rate * self.initial_weight_**2
+        # The updates are additive in W⁻¹ = I + K, so that is where passes are averaged:
+        # K̄ = U diag(μ) Uᵀ gives M = κ (I + K̄)⁻¹ = U diag(κ / (1 + μ)) Uᵀ.
+        mean_inverse = self._inverse_sum / self._n_averaged
+        shifts, vectors = np.linalg.eigh(mean_inverse)
+        scales = np.sqrt(self.scale_ / (1.0 + np.maximum(shifts, 0.0)))
+        self.components_ = scales[:, None] * vectors.T
 
 
 def _target_ratios(X, constraints):

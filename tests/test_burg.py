@@ -4,22 +4,29 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
-from sklearn.datasets import load_wine
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import load_digits, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from psdmetric import BurgRegressor, DistanceTargets, OnlineLogDet
+from psdmetric import (
+    BurgRegressor,
+    DistanceTargets,
+    OnlineLogDet,
+    distance_targets_from_labels,
+)
 from psdmetric._solvers import burg_matrix_pass, burg_vector_pass
 
 
 def reference_matrix_pass(W, Z, targets, eta, scale, sides):
     """Alg. 2 literally on the dense W, learning rate halved: the gold standard.
 
-    A pair within its bound (``side · (ŷ − y) < 0``) is an example with no error.
+    A pair within its bound (``side · (ŷ − y) < 0``) is an example with no error. A pair
+    below its target has its own rate cut to half Alg. 2's bound; later pairs start
+    again from ``eta``.
     """
     identity = np.eye(len(W))
     rates, predictions = [], []
@@ -32,12 +39,13 @@ def reference_matrix_pass(W, Z, targets, eta, scale, sides):
         if side * (prediction - target) < 0:
             rates.append(eta)
             continue
+        rate = eta
         if prediction < target:
             shifted = identity + np.linalg.inv(np.linalg.inv(W) - identity)
             bound = 1 / (2 * (target - prediction) * np.trace(shifted @ W @ X))
-            eta = min(eta, 0.5 * bound)
-        W = np.linalg.inv(np.linalg.inv(W) + 2 * eta * (prediction - target) * X)
-        rates.append(eta)
+            rate = min(eta, 0.5 * bound)
+        W = np.linalg.inv(np.linalg.inv(W) + 2 * rate * (prediction - target) * X)
+        rates.append(rate)
     return W, np.array(predictions), np.array(rates)
 
 
@@ -59,9 +67,9 @@ def run_matrix_pass(F, G, X, pairs, targets, eta, scale, sides=None):
     n = len(pairs)
     sides = np.zeros(n) if sides is None else sides
     predictions, relative, rates = np.empty(n), np.empty(n), np.empty(n)
-    eta = burg_matrix_pass(X, pairs, targets, sides, F, G, eta, scale, predictions,
-                           relative, rates)
-    return eta, predictions, relative, rates
+    burg_matrix_pass(X, pairs, targets, sides, F, G, eta, scale, predictions, relative,
+                     rates)
+    return predictions, relative, rates
 
 
 def initial_factors(d, weight):
@@ -94,13 +102,14 @@ def test_matrix_pass_equals_numpy_reference(bounds):
     targets = rng.uniform(0, 1.1, len(pairs)) * scale * np.einsum("ij,ij->i", Z, Z)
     sides = rng.choice([-1.0, 1.0], len(pairs)) if bounds else np.zeros(len(pairs))
     F, G = initial_factors(d, weight)
-    eta, predictions, _, rates = run_matrix_pass(F, G, X, pairs, targets, 40.0, scale,
-                                                 sides)
+    predictions, _, rates = run_matrix_pass(F, G, X, pairs, targets, 40.0, scale, sides)
     W_ref, predictions_ref, rates_ref = reference_matrix_pass(
         weight * np.eye(d), Z, targets, 40.0, scale, sides)
     assert_allclose(predictions, predictions_ref, rtol=1e-9)
     assert_allclose(rates, rates_ref, rtol=1e-9)
-    assert eta == rates[-1]
+    # Cuts of the rate are per pair: pairs after the deepest cut run at the full rate.
+    deepest = np.argmin(rates)
+    assert rates[deepest] < 1e-2 * 40.0 and np.any(rates[deepest + 1:] == 40.0)
     assert_allclose(np.linalg.inv(np.eye(d) + F @ F.T), W_ref, rtol=0, atol=1e-10)
     assert_allclose(G @ G.T, np.eye(d) + F @ F.T, rtol=1e-10)
 
@@ -133,12 +142,10 @@ def test_lemma2_invariant_over_1e5_random_updates():
     ceilings = np.einsum("ij,ij->i", X[:, 0] - X[:, 1], X[:, 0] - X[:, 1])
     targets = rng.uniform(0, 2, n_updates) * ceilings
     pair = np.array([[0, 1]], dtype=np.intp)
-    eta = 100.0
     out = np.empty(1), np.empty(1), np.empty(1)
     factors = np.empty((n_updates, d, d))
     for t in range(n_updates):
-        eta = burg_matrix_pass(X[t], pair, targets[t:t + 1], np.zeros(1), F, G, eta, 1.0,
-                               *out)
+        burg_matrix_pass(X[t], pair, targets[t:t + 1], np.zeros(1), F, G, 100.0, 1.0, *out)
         factors[t] = F
     eigenvalues_K = np.linalg.svd(factors, compute_uv=False) ** 2
     eigenvalues_W = 1 / (1 + eigenvalues_K)
@@ -154,7 +161,7 @@ def test_lemma2_invariant_over_1e5_random_updates():
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_theorem2_loss_bound_on_noiseless_data(seed):
-    """Σ η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀), so the cumulative loss is ≤ D_ld(U, W₀) / η_T.
+    """Σ η_t (ŷ_t − y_t)² ≤ D_ld(U, W₀), so the cumulative loss is ≤ D_ld(U, W₀) / min η_t.
 
     Noiseless targets ``y = κ zᵀUz`` with ``0 ≺ U ≺ I``, instances normalised to R = 1,
     η ≤ ½ in the algorithm's units, the condition under which the bound holds.
@@ -173,12 +180,11 @@ def test_theorem2_loss_bound_on_noiseless_data(seed):
         model.fit(X, constraints=DistanceTargets(pairs, targets))
     weight = model.initial_weight_
     divergence = ld_divergence(U, weight * np.eye(d))
-    final_rate = model.eta_ / weight**2
-    assert model.cumulative_loss_ <= divergence / final_rate
 
     F, G = initial_factors(d, weight)
-    _, predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, 3.0)
+    predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, 3.0)
     assert np.sum(rates * (predictions - relative) ** 2) <= divergence
+    assert model.cumulative_loss_ <= divergence / rates.min()
     assert np.sum((predictions - relative) ** 2) == pytest.approx(model.cumulative_loss_)
     # And the learner does find U: the late predictions are nearly exact.
     assert np.mean(np.abs(predictions - relative)[-300:]) < 0.05 * np.mean(relative)
@@ -203,8 +209,8 @@ def test_theorem2_loss_bound_holds_for_bounds_met_by_the_comparator(seed):
     # Upper bounds above, lower bounds below U's distances: U meets all of them.
     targets = scale * np.einsum("ij,jk,ik->i", Z, U, Z) * (1 + 0.5 * labels * rng.rand(len(pairs)))
     F, G = initial_factors(d, 1 / d)
-    _, predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, scale,
-                                                      labels.astype(float))
+    predictions, relative, rates = run_matrix_pass(F, G, X, pairs, targets, 0.5, scale,
+                                                   labels.astype(float))
     errors = predictions - relative
     hinge = np.where(labels * errors < 0, 0.0, errors)
     assert 0 < np.sum(hinge == 0) < len(pairs)
@@ -216,6 +222,35 @@ def test_theorem2_loss_bound_holds_for_bounds_met_by_the_comparator(seed):
     assert model.cumulative_loss_ == pytest.approx(np.sum(hinge**2), rel=1e-12)
     # The late examples are nearly all within their bounds.
     assert np.mean(hinge[-300:] != 0) < 0.5 * np.mean(hinge[:300] != 0)
+
+
+def test_pairs_from_labels_are_visited_in_random_order():
+    """The neighbour pairs of the generator, shuffled: similar and dissimilar interleave."""
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = OnlineLogDet(random_state=0, max_iter=1).fit(X, y)
+    got = model.constraints_
+    generated = distance_targets_from_labels(X, y, None, np.random.RandomState(0),
+                                             n_neighbors=model.n_neighbors)
+    rows = np.column_stack([got.pairs, got.distances, got.labels])
+    expected = np.column_stack([generated.pairs, generated.distances, generated.labels])
+    assert_array_equal(np.unique(rows, axis=0), np.unique(expected, axis=0))
+    # The generator lists every similar pair first; the pass must not.
+    assert np.all(np.diff(generated.labels) <= 0)
+    half = len(got.labels) // 2
+    assert 0.3 < np.mean(got.labels[:half] == 1) < 0.7
+
+
+def test_defaults_converge_within_max_iter_on_digits():
+    """No ConvergenceWarning with the defaults on a set whose folds used to reach max_iter."""
+    X, y = load_digits(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = OnlineLogDet(random_state=0).fit(X, y)
+    assert model.n_iter_ < model.max_iter
 
 
 def test_partial_fit_on_chunks_equals_one_pass():
@@ -235,9 +270,30 @@ def test_partial_fit_on_chunks_equals_one_pass():
         one_pass.fit(X, constraints=DistanceTargets(all_pairs, np.concatenate(targets)))
     assert_allclose(online.get_mahalanobis_matrix(), one_pass.get_mahalanobis_matrix(),
                     rtol=1e-12, atol=1e-12)
-    assert online.eta_ == one_pass.eta_
     assert online.cumulative_loss_ == pytest.approx(one_pass.cumulative_loss_, rel=1e-12)
     assert online.n_iter_ == 3
+
+
+def test_fit_averages_the_inverse_over_the_ends_of_its_passes():
+    """fit's M is κ (mean of W⁻¹ at the ends of its passes)⁻¹; each pass is a partial_fit."""
+    rng = np.random.RandomState(5)
+    X = rng.randn(60, 4)
+    pairs = rng.randint(0, 60, (150, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    constraints = DistanceTargets(pairs, rng.uniform(0.1, 8.0, len(pairs)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = OnlineLogDet(eta=0.3, scale=4.0, max_iter=3, tol=0.0).fit(
+            X, constraints=constraints)
+    stepper, inverses = OnlineLogDet(eta=0.3, scale=4.0), []
+    for _ in range(3):
+        stepper.partial_fit(X, constraints=constraints)
+        inverses.append(np.linalg.inv(stepper.get_mahalanobis_matrix() / 4.0))
+    expected = 4.0 * np.linalg.inv(np.mean(inverses, axis=0))
+    assert_allclose(model.get_mahalanobis_matrix(), expected, rtol=1e-9, atol=1e-12)
+    assert model.cumulative_loss_ == pytest.approx(stepper.cumulative_loss_, rel=1e-12)
+    # The passes did move W, so the average is not the last iterate.
+    assert not np.allclose(expected, stepper.get_mahalanobis_matrix(), rtol=1e-3)
 
 
 def test_fit_resets_and_partial_fit_continues():

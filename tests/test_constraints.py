@@ -135,7 +135,8 @@ def test_neighbour_pairs_reach_every_pair_learner_and_reject_bad_requests():
     for Learner in (LogDet, VonNeumann, DefiniteBoost, POLA, KernelPOLA, MEG, OnlineLogDet):
         learner = Learner(n_neighbors=2, max_iter=1, random_state=0)
         got = learner._constraints_from_labels(X, y, np.random.RandomState(0))
-        assert_array_equal(got.pairs, expected.pairs)
+        # OnlineLogDet visits the same pairs in random order.
+        assert_array_equal(np.unique(got.pairs, axis=0), np.unique(expected.pairs, axis=0))
     with pytest.raises(ValueError, match="not both"):
         pairs_from_labels(y, n_constraints=10, X=X, n_neighbors=1)
     with pytest.raises(ValueError, match="need the samples X"):

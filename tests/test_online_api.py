@@ -89,6 +89,11 @@ def test_labelled_chunks_form_their_pairs_within_the_chunk(Learner):
         if Learner._constraint_kind == "targets":
             constraints = distance_targets_from_labels(X[rows], y[rows], None, rng,
                                                        n_neighbors=n_neighbors)
+            if Learner is OnlineLogDet:  # it visits its pairs from labels in random order
+                order = rng.permutation(len(constraints.pairs))
+                constraints = DistanceTargets(constraints.pairs[order],
+                                              constraints.distances[order],
+                                              constraints.labels[order])
         else:
             constraints = pairs_from_labels(y[rows], None, rng, X=X[rows],
                                             n_neighbors=n_neighbors)

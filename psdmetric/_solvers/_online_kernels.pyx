@@ -110,20 +110,22 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     step ``W⁻¹ ← W⁻¹ + 2η(ŷ − y)ẑẑᵀ`` is the same rank-one change of both, applied by
     CHOLUPDATEMULT in O(d²).
 
-    The rate follows Alg. 2: unchanged when ``ŷ > y``, otherwise
-    ``η ← min(η, ½ / (2(y − ŷ) ẑᵀ(W⁻¹ − I)⁻¹ẑ))`` (the paper's
-    ``tr((I + (W⁻¹ − I)⁻¹) W X) = ẑᵀ(W⁻¹ − I)⁻¹ẑ``, halved so W stays strictly below I).
+    The rate of pair ``t`` is ``η_t = min(η, ½ / (2(y − ŷ) ẑᵀ(W⁻¹ − I)⁻¹ẑ))`` when
+    ``ŷ < y`` and ``η`` otherwise: Alg. 2's bound (the paper's
+    ``tr((I + (W⁻¹ − I)⁻¹) W X) = ẑᵀ(W⁻¹ − I)⁻¹ẑ``), halved so W stays strictly below I.
+    Unlike Alg. 2, the cut applies to that pair only: Alg. 2 carries it to every later
+    pair, so one pair along a direction where W is near I (where the bound tends to 0)
+    freezes the whole run.
 
     ``sides[t]`` makes the target a bound: +1 asks ``ŷ ≤ y``, −1 ``ŷ ≥ y``, 0 ``ŷ = y``;
     a pair within its bound has error 0 and leaves W and the rate unchanged.
 
     For each pair, ``predictions[t] = ẑᵀWẑ``, ``relative_targets[t] = y'`` and
     ``rates[t]`` the rate used; pairs of identical points are skipped and marked NaN.
-    Returns the final rate.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
     cdef Py_ssize_t t, k
-    cdef double length, target, prediction, error, curvature, step
+    cdef double length, target, prediction, error, curvature, rate
     cdef double nan = float("nan")
     if (F.shape[0] != d or F.shape[1] != d or G.shape[0] != d or G.shape[1] != d
             or targets.shape[0] != n_pairs or sides.shape[0] != n_pairs
@@ -157,17 +159,18 @@ def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
             error = prediction - target
             if sides[t] * error < 0.0:
                 error = 0.0
-            if error < 0.0 and eta > _SAFETY / (-2.0 * error * curvature):
-                eta = _SAFETY / (-2.0 * error * curvature)
-            step = 2.0 * eta * error
+            rate = eta
+            if error < 0.0 and rate > _SAFETY / (-2.0 * error * curvature):
+                rate = _SAFETY / (-2.0 * error * curvature)
             predictions[t] = prediction
             relative_targets[t] = target
-            rates[t] = eta
-            if step == 0.0:
+            rates[t] = rate
+            if error == 0.0:
                 continue
-            _cholupdatemult(step, &x_inner[0], &F[0, 0], d, &work[0], &work[d + 1])
-            _cholupdatemult(step, &x_outer[0], &G[0, 0], d, &work[0], &work[d + 1])
-    return eta
+            _cholupdatemult(2.0 * rate * error, &x_inner[0], &F[0, 0], d, &work[0],
+                            &work[d + 1])
+            _cholupdatemult(2.0 * rate * error, &x_outer[0], &G[0, 0], d, &work[0],
+                            &work[d + 1])
 
 
 # POLA's projection ignores a negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²):
