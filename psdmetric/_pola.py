@@ -176,12 +176,14 @@ class POLA(PairClassifierMixin, OnlineMixin):
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "init": [StrOptions({"identity", "zero"})],
     }
 
     def __init__(
         self,
         gamma=10.0,
         *,
+        init="identity",
         beta=0.1,
         initial_threshold=1.0,
         n_constraints=None,
@@ -192,6 +194,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         random_state=None,
     ):
         self.gamma = gamma
+        self.init = init
         self.beta = beta
         self.initial_threshold = initial_threshold
         self.n_constraints = n_constraints
@@ -205,7 +208,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self._matrix = np.zeros((n_features, n_features), order="F")
         self._threshold = float(self.initial_threshold)
         self._previous_pass_loss = np.inf
-        # Orthonormal columns spanning range(A) and every pair difference seen, while
+        # A₁ = c·I; c is read from the first pairs (init="identity") or 0 (init="zero").
+        self._initial_scale = None
+        # Orthonormal columns spanning range(A − A₁) and every pair difference seen, while
         # they span fewer dimensions than the features; None once they may span all.
         self._span = np.zeros((n_features, 0))
 
@@ -213,7 +218,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
         """Extend ``_span`` by the differences of these pairs; None when it fills the space.
 
         Every POLA update, the PSD projection included, stays in the span of the pair
-        differences and of range(A) (Shalev-Shwartz et al., 2004, §3.3, eq. 6), so a pass
+        differences and of range(A − A₁) (Shalev-Shwartz et al., 2004, §3.3, eq. 6): A₁ = c·I
+        leaves the orthogonal complement at c, and the PSD projection only removes an
+        eigenvalue below zero inside the span. So a pass
         can run on coordinates in that span: its Cholesky factorisations then cost r³,
         not d³, which matters when there are fewer points than features.
         """
@@ -239,22 +246,36 @@ class POLA(PairClassifierMixin, OnlineMixin):
             new = new - (new @ self._span) @ self._span.T
             self._span = linalg.qr(np.hstack([self._span, new.T]), mode="economic")[0]
 
+    def _start(self, X, pairs):
+        """Set ``A₁ = c·I``, c placing the median training pair on the threshold b₁."""
+        self._initial_scale = 0.0
+        if self.init == "identity":
+            differences = X[pairs[:, 0]] - X[pairs[:, 1]]
+            squared = np.einsum("ij,ij->i", differences, differences)
+            squared = squared[squared > 0]
+            if len(squared):
+                self._initial_scale = self._threshold / float(np.median(squared))
+        self._matrix[np.diag_indices_from(self._matrix)] = self._initial_scale
+
     def _one_pass(self, X, constraints):
         X = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         losses = np.empty(len(labels))
+        if self._initial_scale is None:
+            self._start(X, constraints.pairs)
         self._update_span(X, constraints.pairs)
         if self._span is None:
             self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
                                         self._threshold, self.gamma, losses)
         else:
-            # A = S M Sᵀ exactly; the pass runs on the coordinates Sᵀx.
-            span = self._span
+            # A = S M Sᵀ + c(I − S Sᵀ) exactly; the pass runs on the coordinates Sᵀx.
+            span, c = self._span, self._initial_scale
             small = np.asfortranarray(span.T @ self._symmetric_matrix() @ span)
             self._threshold = pola_pass(np.ascontiguousarray(X @ span), constraints.pairs,
                                         labels, small, self._threshold, self.gamma, losses)
-            small = np.tril(small) + np.tril(small, -1).T
+            small = np.tril(small) + np.tril(small, -1).T - c * np.eye(len(small))
             self._matrix = np.asfortranarray(span @ small @ span.T)
+            self._matrix[np.diag_indices_from(self._matrix)] += c
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
@@ -410,8 +431,9 @@ class KernelPOLA(POLA):
     0.93
     """
 
+    # A₁ = 0 always: c·I has no finite expansion over a kernel's feature space.
     _parameter_constraints: dict = {
-        **POLA._parameter_constraints,
+        **{key: value for key, value in POLA._parameter_constraints.items() if key != "init"},
         "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_params": [dict, None],
     }
@@ -431,12 +453,16 @@ class KernelPOLA(POLA):
         verbose=0,
         random_state=None,
     ):
-        super().__init__(
-            gamma=gamma, beta=beta, initial_threshold=initial_threshold,
-            n_constraints=n_constraints, n_neighbors=n_neighbors, max_iter=max_iter,
-            tol=tol, verbose=verbose,
-            random_state=random_state,
-        )
+        # Not POLA.__init__: it would also set POLA's ``init``, not a parameter here.
+        self.gamma = gamma
+        self.beta = beta
+        self.initial_threshold = initial_threshold
+        self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
         self.kernel = kernel
         self.kernel_params = kernel_params
 
