@@ -51,7 +51,7 @@ GRIDS = {
     # Started from the identity, b₁ sets the margin's share of the median pair distance.
     "POLA": [{"init": "identity", "n_neighbors": k, "initial_threshold": b, "gamma": gamma}
              for b in (3.0, 10.0) for gamma in (1.0, 10.0) for k in (1, 3)]
-    + [{"init": "identity", "n_neighbors": 3, "initial_threshold": 30.0, "gamma": gamma}
+    + [{"init": "identity", "n_neighbors": 1, "initial_threshold": 30.0, "gamma": gamma}
        for gamma in (1.0, 10.0)],
 }
 

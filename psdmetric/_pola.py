@@ -54,7 +54,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     ``fit`` is the online-to-batch conversion of §6: passes over the pairs until every
     training pair has hinge loss at most ``beta``, or until a pass lowers the total
-    training hinge loss by at most ``tol`` times its previous value (pairs that no
+    training hinge loss by at most ``tol`` times the first pass's (pairs that no
     ``(A, b)`` separates). ``partial_fit`` makes one online pass over a chunk.
 
     Parameters
@@ -90,7 +90,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     tol : float, default=1e-2
         ``fit`` also stops when a pass lowers the total training hinge loss (under the
-        ``(A, b)`` at the end of the pass) by at most ``tol`` times the previous pass's.
+        ``(A, b)`` at the end of the pass) by at most ``tol`` times the first pass's.
 
     verbose : int, default=0
         Print one table row per pass (its summary: the largest training hinge loss).
@@ -294,11 +294,15 @@ class POLA(PairClassifierMixin, OnlineMixin):
     _pass_summary = "max hinge loss"
 
     def _pass_converged(self, previous, max_loss):
-        # Stop at separability (β), or when a pass lowers the total hinge loss by ≤ tol.
+        # Stop at separability (β), or when a pass lowers the total hinge loss by ≤ tol
+        # times the first pass's: late passes shave the few pairs no (A, b) separates by
+        # ever smaller amounts, so a change relative to the previous pass never settles.
         previous_total, self._previous_pass_loss = self._previous_pass_loss, self._pass_loss
+        if not np.isfinite(previous_total):
+            self._first_pass_loss = self._pass_loss
+            return max_loss <= self.beta
         return max_loss <= self.beta or (
-            np.isfinite(previous_total)
-            and previous_total - self._pass_loss <= self.tol * previous_total)
+            previous_total - self._pass_loss <= self.tol * self._first_pass_loss)
 
     def _symmetric_matrix(self):
         """The learned A from the lower triangle the compiled pass maintains."""
@@ -365,7 +369,7 @@ class KernelPOLA(POLA):
 
     tol : float, default=1e-2
         ``fit`` also stops when a pass lowers the total training hinge loss by at most
-        ``tol`` times the previous pass's.
+        ``tol`` times the first pass's.
 
     verbose : int, default=0
         Print one table row per pass.
