@@ -247,7 +247,8 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        linear = POLA(gamma=0.5, init="zero", max_iter=4, random_state=0).fit(X, y)
+        linear = POLA(gamma=0.5, init="zero", initial_threshold=1.0, max_iter=4,
+                      random_state=0).fit(X, y)
         kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0)
         kernel.fit(X, y)
     pairs = np.stack([X[:40], X[40:]], axis=1)
@@ -277,8 +278,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
         implicit = KernelPOLA(kernel=kernel, gamma=1.0, n_neighbors=None, max_iter=3,
                               random_state=0)
         implicit.fit(X, y)
-        explicit = POLA(gamma=1.0, init="zero", n_neighbors=None, max_iter=3,
-                        random_state=0).fit(features, y)
+        explicit = POLA(gamma=1.0, init="zero", initial_threshold=1.0, n_neighbors=None,
+                        max_iter=3, random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
     assert_allclose(implicit.pair_distance(pairs_implicit),
@@ -290,8 +291,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
         warnings.simplefilter("ignore", ConvergenceWarning)
         rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
                          n_neighbors=None, random_state=0).fit(X, y)
-        flat = POLA(gamma=1.0, init="zero", max_iter=20, n_neighbors=None,
-                    random_state=0).fit(X, y)
+        flat = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=20,
+                    n_neighbors=None, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
     assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1
@@ -321,7 +322,8 @@ def test_fewer_points_than_features_run_in_the_span_of_the_differences(init):
     y = rng.randint(0, 3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = POLA(gamma=1.0, init=init, max_iter=5, tol=0.0, random_state=0).fit(X, y)
+        model = POLA(gamma=1.0, init=init, initial_threshold=1.0, max_iter=5, tol=0.0,
+                     random_state=0).fit(X, y)
     assert model._span.shape == (80, 29)  # 30 points span 29 difference directions
     A, b = _dense_passes(X, model.constraints_, 5, 1.0, init)
     assert_allclose(model.get_mahalanobis_matrix(), A, rtol=0, atol=1e-12 * np.abs(A).max())
@@ -336,7 +338,8 @@ def test_partial_fit_extends_the_span_with_new_directions(init):
     pairs = np.array([(i, j) for i in range(20) for j in (i + 1, i + 3) if j < 20])
     first = PairConstraints(pairs, np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
     second = PairConstraints(pairs[::-1], np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
-    model = POLA(gamma=0.5, init=init).partial_fit(X[:20], constraints=first)
+    model = POLA(gamma=0.5, init=init, initial_threshold=1.0).partial_fit(
+        X[:20], constraints=first)
     rank = model._span.shape[1]
     model.partial_fit(X[20:], constraints=second)  # other points: new directions
     assert model._span.shape[1] > rank
