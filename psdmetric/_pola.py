@@ -342,8 +342,11 @@ class KernelPOLA(POLA):
     (Shalev-Shwartz et al., 2004, §3.3, eq. 5), built by Gram–Schmidt in feature space:
     each ``q_k`` is a combination of stored training points (``support_``).
     Every POLA round then acts on the small matrix M exactly as :class:`POLA` acts on
-    A, so with ``kernel="linear"`` both learn the same distances. Pairs are processed in
-    blocks with one kernel evaluation per block.
+    A, so with ``kernel="linear"`` both learn the same distances when :class:`POLA`
+    also starts from ``A₁ = 0`` (``init="zero"``) with the same ``gamma`` and
+    ``initial_threshold``: ``c·I`` has no expansion over a kernel's feature space, so
+    KernelPOLA always starts from zero. Pairs are processed in blocks with one kernel
+    evaluation per block.
 
     Parameters
     ----------
