@@ -357,14 +357,15 @@ class KernelPOLA(POLA):
     kernel_params : dict, default=None
         Parameters of the kernel, e.g. ``{"gamma": 0.5}`` for "rbf".
 
-    gamma : float, default=10.0
-        POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm.
+    gamma : float, default=1.0
+        POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm. The defaults
+        follow :class:`POLA`'s.
 
     beta : float, default=0.1
         ``fit`` stops once every training pair has hinge loss at most ``beta``.
 
-    initial_threshold : float, default=1.0
-        The starting threshold ``b₁ ≥ 1``.
+    initial_threshold : float, default=10.0
+        The starting threshold ``b₁ ≥ 1`` (``A₁ = 0``).
 
     n_constraints : int, default=None
         Number of random pairs drawn from class labels when ``n_neighbors=None``;
@@ -438,7 +439,8 @@ class KernelPOLA(POLA):
     >>> X = rng.uniform(-1, 1, (60, 2))
     >>> y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)  # rings: not linear
     >>> model = KernelPOLA(kernel="rbf", kernel_params={"gamma": 5.0}, gamma=1.0,
-    ...                    beta=0.5, n_neighbors=None, random_state=0).fit(X, y)
+    ...                    initial_threshold=1.0, beta=0.5, n_neighbors=None,
+    ...                    random_state=0).fit(X, y)
     >>> model.n_iter_
     12
     >>> pairs = np.stack([X[:30], X[30:]], axis=1)
@@ -459,9 +461,9 @@ class KernelPOLA(POLA):
         kernel="linear",
         *,
         kernel_params=None,
-        gamma=10.0,
+        gamma=1.0,
         beta=0.1,
-        initial_threshold=1.0,
+        initial_threshold=10.0,
         n_constraints=None,
         n_neighbors=1,
         max_iter=50,

@@ -249,7 +249,8 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
         warnings.simplefilter("ignore", ConvergenceWarning)
         linear = POLA(gamma=0.5, init="zero", initial_threshold=1.0, max_iter=4,
                       random_state=0).fit(X, y)
-        kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0)
+        kernel = KernelPOLA(kernel="linear", gamma=0.5, initial_threshold=1.0, max_iter=4,
+                            random_state=0)
         kernel.fit(X, y)
     pairs = np.stack([X[:40], X[40:]], axis=1)
     assert_allclose(kernel.pair_distance(pairs), linear.pair_distance(pairs), rtol=1e-8)
@@ -275,7 +276,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # Random pairs: the same pairs in both spaces (neighbours would differ).
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, n_neighbors=None, max_iter=3,
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, initial_threshold=1.0,
+                              n_neighbors=None, max_iter=3,
                               random_state=0)
         implicit.fit(X, y)
         explicit = POLA(gamma=1.0, init="zero", initial_threshold=1.0, n_neighbors=None,
@@ -289,7 +291,8 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     truth = np.where(y[:30] == y[30:], 1, -1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
+        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0,
+                         initial_threshold=1.0, max_iter=20,
                          n_neighbors=None, random_state=0).fit(X, y)
         flat = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=20,
                     n_neighbors=None, random_state=0).fit(X, y)
