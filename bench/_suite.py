@@ -39,12 +39,12 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-2",
+    "KernelPOLA": "pola-4",
     "LogDet": "span-1",
     "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-4",
-    "POLA": "pola-2",
+    "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
     "VonNeumann": "screen-1",
     "VonNeumannCV": "cv-2-screen-1",

@@ -47,8 +47,11 @@ GRIDS = {
                      for pairs in _PAIRS],
     # Neighbour pairs only: random pairs (40 n_classes² of them, each similar one a d³
     # projection) cannot fit in 2 s on many classes (26 s at 360 × 90, 15 classes).
-    "POLA": [{"n_neighbors": k, "gamma": gamma, "max_iter": passes}
-             for passes in (50, 20) for gamma in (1.0, 10.0, 30.0) for k in (1, 3)],
+    # Started from the identity, b₁ sets the margin's share of the median pair distance.
+    "POLA": [{"init": "identity", "n_neighbors": k, "initial_threshold": b, "gamma": gamma}
+             for b in (3.0, 10.0) for gamma in (1.0, 10.0) for k in (1, 3)]
+    + [{"init": "identity", "n_neighbors": 1, "initial_threshold": 30.0, "gamma": gamma}
+       for gamma in (1.0, 10.0)],
 }
 
 

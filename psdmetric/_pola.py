@@ -54,25 +54,34 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     ``fit`` is the online-to-batch conversion of §6: passes over the pairs until every
     training pair has hinge loss at most ``beta``, or until a pass lowers the total
-    training hinge loss by at most ``tol`` times its previous value (pairs that no
+    training hinge loss by at most ``tol`` times the first pass's (pairs that no
     ``(A, b)`` separates). ``partial_fit`` makes one online pass over a chunk.
 
     Parameters
     ----------
-    gamma : float, default=10.0
+    gamma : float, default=1.0
         Relaxation γ ≥ 0 of the inseparable case (eq. 12): larger values take smaller
-        steps. 0 is the separable algorithm of Fig. 1. The default (with
-        ``n_neighbors=1``) was chosen by leave-one-data-set-out on 11 data sets (see
-        :ref:`choosing_defaults`): pairs drawn from class labels are rarely separable,
-        and on standardised data of few features ``‖x − x'‖⁴ + 1`` is small, so γ = 1
-        still projects fully onto each pair and overshoots.
+        steps. 0 is the separable algorithm of Fig. 1. The defaults of ``gamma``,
+        ``init``, ``initial_threshold`` and ``n_neighbors`` were chosen together by
+        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`).
+
+    init : {"identity", "zero"}, default="identity"
+        The starting matrix A₁. "identity": ``A₁ = c·I`` with c such that the median
+        squared length of the training pair differences (of the first ``fit`` or
+        ``partial_fit`` chunk) is ``b₁``: POLA, which moves (A, b) as little as each
+        pair requires, then learns a metric that stays close to the Euclidean one
+        where the pairs say nothing. "zero": ``A₁ = 0`` as in Shalev-Shwartz et al.
+        (2004), where the metric holds only the directions of the pair differences
+        that needed an update.
 
     beta : float, default=0.1
         ``fit`` stops once every training pair has hinge loss at most ``beta``; on
         separable pairs this takes at most ``⌈R(‖A*‖²_F + (b* − b₁)²) / β²⌉`` passes.
 
-    initial_threshold : float, default=1.0
-        The starting threshold ``b₁ ≥ 1`` (``A₁ = 0``).
+    initial_threshold : float, default=10.0
+        The starting threshold ``b₁ ≥ 1``. With ``init="identity"`` the margin of
+        one is ``1 / b₁`` of the median squared pair distance: larger values ask
+        less of the metric.
 
     n_constraints : int, default=None
         Number of random pairs drawn from class labels (per ``partial_fit`` chunk)
@@ -90,7 +99,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     tol : float, default=1e-2
         ``fit`` also stops when a pass lowers the total training hinge loss (under the
-        ``(A, b)`` at the end of the pass) by at most ``tol`` times the previous pass's.
+        ``(A, b)`` at the end of the pass) by at most ``tol`` times the first pass's.
 
     verbose : int, default=0
         Print one table row per pass (its summary: the largest training hinge loss).
@@ -158,7 +167,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
     >>> # These classes are separable, so the separable algorithm (gamma=0) fits them.
     >>> pola = POLA(gamma=0.0, n_neighbors=None, random_state=0).fit(X, y)
     >>> pola.n_iter_
-    9
+    2
     >>> pairs = np.stack([X[[0, 0, 60]], X[[1, 60, 70]]], axis=1)  # same, other, same
     >>> pola.pair_predict(pairs)
     array([ 1, -1,  1])
@@ -176,14 +185,16 @@ class POLA(PairClassifierMixin, OnlineMixin):
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "init": [StrOptions({"identity", "zero"})],
     }
 
     def __init__(
         self,
-        gamma=10.0,
+        gamma=1.0,
         *,
+        init="identity",
         beta=0.1,
-        initial_threshold=1.0,
+        initial_threshold=10.0,
         n_constraints=None,
         n_neighbors=1,
         max_iter=50,
@@ -192,6 +203,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         random_state=None,
     ):
         self.gamma = gamma
+        self.init = init
         self.beta = beta
         self.initial_threshold = initial_threshold
         self.n_constraints = n_constraints
@@ -205,7 +217,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
         self._matrix = np.zeros((n_features, n_features), order="F")
         self._threshold = float(self.initial_threshold)
         self._previous_pass_loss = np.inf
-        # Orthonormal columns spanning range(A) and every pair difference seen, while
+        # A₁ = c·I; c is read from the first pairs (init="identity") or 0 (init="zero").
+        self._initial_scale = None
+        # Orthonormal columns spanning range(A − A₁) and every pair difference seen, while
         # they span fewer dimensions than the features; None once they may span all.
         self._span = np.zeros((n_features, 0))
 
@@ -213,7 +227,9 @@ class POLA(PairClassifierMixin, OnlineMixin):
         """Extend ``_span`` by the differences of these pairs; None when it fills the space.
 
         Every POLA update, the PSD projection included, stays in the span of the pair
-        differences and of range(A) (Shalev-Shwartz et al., 2004, §3.3, eq. 6), so a pass
+        differences and of range(A − A₁) (Shalev-Shwartz et al., 2004, §3.3, eq. 6): A₁ = c·I
+        leaves the orthogonal complement at c, and the PSD projection only removes an
+        eigenvalue below zero inside the span. So a pass
         can run on coordinates in that span: its Cholesky factorisations then cost r³,
         not d³, which matters when there are fewer points than features.
         """
@@ -239,22 +255,36 @@ class POLA(PairClassifierMixin, OnlineMixin):
             new = new - (new @ self._span) @ self._span.T
             self._span = linalg.qr(np.hstack([self._span, new.T]), mode="economic")[0]
 
+    def _start(self, X, pairs):
+        """Set ``A₁ = c·I``, c placing the median training pair on the threshold b₁."""
+        self._initial_scale = 0.0
+        if self.init == "identity":
+            differences = X[pairs[:, 0]] - X[pairs[:, 1]]
+            squared = np.einsum("ij,ij->i", differences, differences)
+            squared = squared[squared > 0]
+            if len(squared):
+                self._initial_scale = self._threshold / float(np.median(squared))
+        self._matrix[np.diag_indices_from(self._matrix)] = self._initial_scale
+
     def _one_pass(self, X, constraints):
         X = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         losses = np.empty(len(labels))
+        if self._initial_scale is None:
+            self._start(X, constraints.pairs)
         self._update_span(X, constraints.pairs)
         if self._span is None:
             self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
                                         self._threshold, self.gamma, losses)
         else:
-            # A = S M Sᵀ exactly; the pass runs on the coordinates Sᵀx.
-            span = self._span
+            # A = S M Sᵀ + c(I − S Sᵀ) exactly; the pass runs on the coordinates Sᵀx.
+            span, c = self._span, self._initial_scale
             small = np.asfortranarray(span.T @ self._symmetric_matrix() @ span)
             self._threshold = pola_pass(np.ascontiguousarray(X @ span), constraints.pairs,
                                         labels, small, self._threshold, self.gamma, losses)
-            small = np.tril(small) + np.tril(small, -1).T
+            small = np.tril(small) + np.tril(small, -1).T - c * np.eye(len(small))
             self._matrix = np.asfortranarray(span @ small @ span.T)
+            self._matrix[np.diag_indices_from(self._matrix)] += c
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
         # The training losses under the final (A, b), a block of pairs at a time.
@@ -273,11 +303,15 @@ class POLA(PairClassifierMixin, OnlineMixin):
     _pass_summary = "max hinge loss"
 
     def _pass_converged(self, previous, max_loss):
-        # Stop at separability (β), or when a pass lowers the total hinge loss by ≤ tol.
+        # Stop at separability (β), or when a pass lowers the total hinge loss by ≤ tol
+        # times the first pass's: late passes shave the few pairs no (A, b) separates by
+        # ever smaller amounts, so a change relative to the previous pass never settles.
         previous_total, self._previous_pass_loss = self._previous_pass_loss, self._pass_loss
+        if not np.isfinite(previous_total):
+            self._first_pass_loss = self._pass_loss
+            return max_loss <= self.beta
         return max_loss <= self.beta or (
-            np.isfinite(previous_total)
-            and previous_total - self._pass_loss <= self.tol * previous_total)
+            previous_total - self._pass_loss <= self.tol * self._first_pass_loss)
 
     def _symmetric_matrix(self):
         """The learned A from the lower triangle the compiled pass maintains."""
@@ -308,8 +342,11 @@ class KernelPOLA(POLA):
     (Shalev-Shwartz et al., 2004, §3.3, eq. 5), built by Gram–Schmidt in feature space:
     each ``q_k`` is a combination of stored training points (``support_``).
     Every POLA round then acts on the small matrix M exactly as :class:`POLA` acts on
-    A, so with ``kernel="linear"`` both learn the same distances. Pairs are processed in
-    blocks with one kernel evaluation per block.
+    A, so with ``kernel="linear"`` both learn the same distances when :class:`POLA`
+    also starts from ``A₁ = 0`` (``init="zero"``) with the same ``gamma`` and
+    ``initial_threshold``: ``c·I`` has no expansion over a kernel's feature space, so
+    KernelPOLA always starts from zero. Pairs are processed in blocks with one kernel
+    evaluation per block.
 
     Parameters
     ----------
@@ -320,14 +357,15 @@ class KernelPOLA(POLA):
     kernel_params : dict, default=None
         Parameters of the kernel, e.g. ``{"gamma": 0.5}`` for "rbf".
 
-    gamma : float, default=10.0
-        POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm.
+    gamma : float, default=1.0
+        POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm. The defaults
+        follow :class:`POLA`'s.
 
     beta : float, default=0.1
         ``fit`` stops once every training pair has hinge loss at most ``beta``.
 
-    initial_threshold : float, default=1.0
-        The starting threshold ``b₁ ≥ 1``.
+    initial_threshold : float, default=10.0
+        The starting threshold ``b₁ ≥ 1`` (``A₁ = 0``).
 
     n_constraints : int, default=None
         Number of random pairs drawn from class labels when ``n_neighbors=None``;
@@ -344,7 +382,7 @@ class KernelPOLA(POLA):
 
     tol : float, default=1e-2
         ``fit`` also stops when a pass lowers the total training hinge loss by at most
-        ``tol`` times the previous pass's.
+        ``tol`` times the first pass's.
 
     verbose : int, default=0
         Print one table row per pass.
@@ -401,17 +439,19 @@ class KernelPOLA(POLA):
     >>> X = rng.uniform(-1, 1, (60, 2))
     >>> y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)  # rings: not linear
     >>> model = KernelPOLA(kernel="rbf", kernel_params={"gamma": 5.0}, gamma=1.0,
-    ...                    beta=0.5, n_neighbors=None, random_state=0).fit(X, y)
+    ...                    initial_threshold=1.0, beta=0.5, n_neighbors=None,
+    ...                    random_state=0).fit(X, y)
     >>> model.n_iter_
-    23
+    12
     >>> pairs = np.stack([X[:30], X[30:]], axis=1)
     >>> truth = np.where(y[:30] == y[30:], 1, -1)
     >>> round(model.pair_score(pairs, truth), 2)
     0.93
     """
 
+    # A₁ = 0 always: c·I has no finite expansion over a kernel's feature space.
     _parameter_constraints: dict = {
-        **POLA._parameter_constraints,
+        **{key: value for key, value in POLA._parameter_constraints.items() if key != "init"},
         "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_params": [dict, None],
     }
@@ -421,9 +461,9 @@ class KernelPOLA(POLA):
         kernel="linear",
         *,
         kernel_params=None,
-        gamma=10.0,
+        gamma=1.0,
         beta=0.1,
-        initial_threshold=1.0,
+        initial_threshold=10.0,
         n_constraints=None,
         n_neighbors=1,
         max_iter=50,
@@ -431,12 +471,16 @@ class KernelPOLA(POLA):
         verbose=0,
         random_state=None,
     ):
-        super().__init__(
-            gamma=gamma, beta=beta, initial_threshold=initial_threshold,
-            n_constraints=n_constraints, n_neighbors=n_neighbors, max_iter=max_iter,
-            tol=tol, verbose=verbose,
-            random_state=random_state,
-        )
+        # Not POLA.__init__: it would also set POLA's ``init``, not a parameter here.
+        self.gamma = gamma
+        self.beta = beta
+        self.initial_threshold = initial_threshold
+        self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
         self.kernel = kernel
         self.kernel_params = kernel_params
 

@@ -132,15 +132,17 @@ def test_psd_and_threshold_invariants_after_every_update():
     assert projected > 300
 
 
+@pytest.mark.parametrize("start", [0.0, 0.5])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_theorem1_squared_hinge_loss_bound_on_separable_pairs(seed):
-    """Σ ℓ_τ² ≤ R (‖A*‖²_F + (b* − b₁)²), R ≥ ‖x − x'‖⁴ + 1, over repeated passes."""
+def test_theorem1_squared_hinge_loss_bound_on_separable_pairs(seed, start):
+    """Σ ℓ_τ² ≤ R (‖A* − A₁‖²_F + (b* − b₁)²), R ≥ ‖x − x'‖⁴ + 1, A₁ = start·I."""
     Z, labels, A_star, b_star = separable_pairs(400, 8, seed)
     squared = np.einsum("ij,jk,ik->i", Z, A_star, Z)
     assert np.all(labels * (b_star - squared) >= 1 - 1e-9)  # (A*, b*) separates
     R = np.max(np.sum(Z**2, axis=1) ** 2) + 1
-    bound = R * (np.sum(A_star**2) + (b_star - 1.0) ** 2)
-    A, b, total, mistakes = np.zeros((8, 8), order="F"), 1.0, 0.0, 0
+    A = np.asfortranarray(start * np.eye(8))
+    bound = R * (np.sum((A_star - A) ** 2) + (b_star - 1.0) ** 2)
+    b, total, mistakes = 1.0, 0.0, 0
     for _ in range(5):
         _, b, losses = run_pass(Z, labels, A, b)
         total += np.sum(losses**2)
@@ -153,7 +155,8 @@ def test_batch_conversion_ends_with_every_training_loss_below_beta():
     Z, labels, A_star, b_star = separable_pairs(300, 6, seed=3)
     X = np.vstack([np.zeros(6), Z])
     pairs = np.column_stack([np.arange(1, len(Z) + 1), np.zeros(len(Z), dtype=int)])
-    model = POLA(gamma=0.0, beta=0.2, max_iter=500)  # the separable algorithm (Fig. 1)
+    # The separable algorithm (Fig. 1) with the conversion of §6 alone: no tol stop.
+    model = POLA(gamma=0.0, beta=0.2, tol=0.0, max_iter=500)
     model.fit(X, constraints=PairConstraints(pairs, labels))
     distances = model.pair_distance(np.stack([X[pairs[:, 0]], X[pairs[:, 1]]], axis=1),
                                     squared=True)
@@ -194,17 +197,17 @@ def test_inseparable_pairs_stop_when_the_pass_loss_stops_improving(tol):
     assert 1 < n < 500
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        last, final = [
+        first, last, final = [
             _total_hinge_loss(POLA(tol=0.0, max_iter=k, random_state=0).fit(X, y), X)
-            for k in (n - 1, n)]
+            for k in (1, n - 1, n)]
         if n > 2:
             before = _total_hinge_loss(
                 POLA(tol=0.0, max_iter=n - 2, random_state=0).fit(X, y), X)
             # The rule did not fire one pass earlier.
-            assert before - last > tol * before
+            assert before - last > tol * first
     assert _total_hinge_loss(model, X) == pytest.approx(final, rel=1e-12)
-    # The last pass improved the total loss by at most tol times the previous one.
-    assert last - final <= tol * last
+    # The last pass improved the total loss by at most tol times the first pass's.
+    assert last - final <= tol * first
 
 
 def test_pair_api_is_consistent_with_distances_and_threshold():
@@ -244,8 +247,10 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        linear = POLA(gamma=0.5, max_iter=4, random_state=0).fit(X, y)
-        kernel = KernelPOLA(kernel="linear", gamma=0.5, max_iter=4, random_state=0)
+        linear = POLA(gamma=0.5, init="zero", initial_threshold=1.0, max_iter=4,
+                      random_state=0).fit(X, y)
+        kernel = KernelPOLA(kernel="linear", gamma=0.5, initial_threshold=1.0, max_iter=4,
+                            random_state=0)
         kernel.fit(X, y)
     pairs = np.stack([X[:40], X[40:]], axis=1)
     assert_allclose(kernel.pair_distance(pairs), linear.pair_distance(pairs), rtol=1e-8)
@@ -271,11 +276,12 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # Random pairs: the same pairs in both spaces (neighbours would differ).
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, n_neighbors=None, max_iter=3,
+        implicit = KernelPOLA(kernel=kernel, gamma=1.0, initial_threshold=1.0,
+                              n_neighbors=None, max_iter=3,
                               random_state=0)
         implicit.fit(X, y)
-        explicit = POLA(gamma=1.0, n_neighbors=None, max_iter=3,
-                        random_state=0).fit(features, y)
+        explicit = POLA(gamma=1.0, init="zero", initial_threshold=1.0, n_neighbors=None,
+                        max_iter=3, random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
     assert_allclose(implicit.pair_distance(pairs_implicit),
@@ -285,17 +291,26 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     truth = np.where(y[:30] == y[30:], 1, -1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0, max_iter=20,
+        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0,
+                         initial_threshold=1.0, max_iter=20,
                          n_neighbors=None, random_state=0).fit(X, y)
-        flat = POLA(gamma=1.0, max_iter=20, n_neighbors=None, random_state=0).fit(X, y)
+        flat = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=20,
+                    n_neighbors=None, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)
     assert rbf_accuracy > flat.pair_score(pairs_implicit, truth) + 0.1
 
 
-def _dense_passes(X, constraints, n_passes, gamma):
+def _initial_scale(X, constraints, init):
+    """c of A₁ = c·I: the median training pair on the threshold b₁ = 1, or 0."""
+    differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    return 1.0 / np.median(np.sum(differences**2, axis=1)) if init == "identity" else 0.0
+
+
+def _dense_passes(X, constraints, n_passes, gamma, init):
     """pola_pass on the full d×d matrix: what POLA computes without its span coordinates."""
-    A, b = np.zeros((X.shape[1], X.shape[1]), order="F"), 1.0
+    A = np.asfortranarray(_initial_scale(X, constraints, init) * np.eye(X.shape[1]))
+    b = 1.0
     for _ in range(n_passes):
         b = pola_pass(np.ascontiguousarray(X), constraints.pairs,
                       constraints.labels.astype(float), A, b, gamma,
@@ -303,31 +318,37 @@ def _dense_passes(X, constraints, n_passes, gamma):
     return np.tril(A) + np.tril(A, -1).T, b
 
 
-def test_fewer_points_than_features_run_in_the_span_of_the_differences():
+@pytest.mark.parametrize("init", ["zero", "identity"])
+def test_fewer_points_than_features_run_in_the_span_of_the_differences(init):
     rng = np.random.RandomState(8)
     X = rng.randn(30, 80) / 4
     y = rng.randint(0, 3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = POLA(gamma=1.0, max_iter=5, tol=0.0, random_state=0).fit(X, y)
+        model = POLA(gamma=1.0, init=init, initial_threshold=1.0, max_iter=5, tol=0.0,
+                     random_state=0).fit(X, y)
     assert model._span.shape == (80, 29)  # 30 points span 29 difference directions
-    A, b = _dense_passes(X, model.constraints_, 5, 1.0)
+    A, b = _dense_passes(X, model.constraints_, 5, 1.0, init)
     assert_allclose(model.get_mahalanobis_matrix(), A, rtol=0, atol=1e-12 * np.abs(A).max())
     assert model.threshold_ == pytest.approx(b, rel=1e-12)
 
 
-def test_partial_fit_extends_the_span_with_new_directions():
+@pytest.mark.parametrize("init", ["zero", "identity"])
+def test_partial_fit_extends_the_span_with_new_directions(init):
     rng = np.random.RandomState(9)
     X = rng.randn(40, 60) / 4
     # Distinct pairs among 20 points per chunk, labelled at random.
     pairs = np.array([(i, j) for i in range(20) for j in (i + 1, i + 3) if j < 20])
     first = PairConstraints(pairs, np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
     second = PairConstraints(pairs[::-1], np.where(rng.rand(len(pairs)) < 0.5, 1, -1))
-    model = POLA(gamma=0.5).partial_fit(X[:20], constraints=first)
+    model = POLA(gamma=0.5, init=init, initial_threshold=1.0).partial_fit(
+        X[:20], constraints=first)
     rank = model._span.shape[1]
     model.partial_fit(X[20:], constraints=second)  # other points: new directions
     assert model._span.shape[1] > rank
-    A, b = np.zeros((60, 60), order="F"), 1.0
+    # The first chunk fixes A₁.
+    A = np.asfortranarray(_initial_scale(X[:20], first, init) * np.eye(60))
+    b = 1.0
     for chunk, constraints in ((X[:20], first), (X[20:], second)):
         b = pola_pass(np.ascontiguousarray(chunk), constraints.pairs,
                       constraints.labels.astype(float), A, b, 0.5,
