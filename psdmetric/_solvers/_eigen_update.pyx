@@ -179,45 +179,22 @@ cdef void _deflate(Work* wk, const double* q, const double* zhat, double t) noex
         wk.y_squared[j] = wk.y[j] * wk.y[j]
 
 
+cdef extern from "_eigen_simd.h" nogil:
+    void psdmetric_cauchy_vectors(Py_ssize_t k, const double* p, const double* p_org,
+                                  const double* tau, const double* y, double* S,
+                                  double* prod)
+
+
 cdef void _vectors(Work* wk) noexcept nogil:
     """Eigenvectors, column-major S[j + i*k] (pole j, root i), by Gu and Eisenstat.
 
-    ŵ is recomputed from the roots by Löwner's formula,
-    ρ ŵ_j² = −Π_i (p_j − λ_i) / Π_{i≠j} (p_j − p_i), one ratio per root, and column i
-    is (p − λ_i)⁻¹ ŵ normalised; every p_j − λ_i = (p_j − p_org) − τ_i is exact.
+    ŵ is recomputed from the roots by Löwner's formula, so that the vectors
+    ``(p − λ_i)⁻¹ ŵ`` are orthogonal to working precision (in ``_eigen_simd.h``).
     """
-    cdef Py_ssize_t k = wk.k, i, j
-    cdef double oi, ti, pi, nrm
-    cdef double* prod = wk.what
-    cdef double* col
-    if k == 1:
+    if wk.k == 1:
         wk.S[0] = 1.0
         return
-    for j in range(k):
-        prod[j] = (wk.p[j] - wk.porg[j]) - wk.tau[j]
-    for i in range(k):
-        col = wk.S + i * k
-        oi = wk.porg[i]
-        ti = wk.tau[i]
-        pi = wk.p[i]
-        for j in range(k):
-            col[j] = (wk.p[j] - oi) - ti
-        for j in range(i):
-            prod[j] *= col[j] / (wk.p[j] - pi)
-        for j in range(i + 1, k):
-            prod[j] *= col[j] / (wk.p[j] - pi)
-    for j in range(k):
-        prod[j] = sqrt(fabs(prod[j])) if wk.y[j] >= 0.0 else -sqrt(fabs(prod[j]))
-    for i in range(k):
-        col = wk.S + i * k
-        for j in range(k):
-            col[j] = prod[j] / col[j]
-        nrm = 0.0
-        for j in range(k):
-            nrm += col[j] * col[j]
-        nrm = 1.0 / sqrt(nrm)
-        for j in range(k):
-            col[j] *= nrm
+    psdmetric_cauchy_vectors(wk.k, wk.p, wk.porg, wk.tau, wk.y, wk.S, wk.what)
 
 
 cdef int _decompose(Work* wk, const double* q, const double* zhat, double t) noexcept nogil:
