@@ -183,6 +183,8 @@ cdef extern from "_eigen_simd.h" nogil:
     void psdmetric_cauchy_vectors(Py_ssize_t k, const double* p, const double* p_org,
                                   const double* tau, const double* y, double* S,
                                   double* prod)
+    double psdmetric_exp_frechet(Py_ssize_t m, const double* lam, const double* ex,
+                                 const double* wt, double* acc, double dd_gap)
 
 
 cdef void _vectors(Work* wk) noexcept nogil:
@@ -295,15 +297,11 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     ``alleig`` holds all n eigenvalues (for the trace); (log φ)' needs O(m²) divided
     differences and is only formed when ``with_slope``.
     """
-    cdef Py_ssize_t m = wk.m, n = wk.n, i, j
-    cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1 = 0.0
-    cdef double li, ei, ci, gap, dd
-    cdef double dd_gap = DD_GAP  # a local: stores to acc cannot alias it
-    cdef bint wide
+    cdef Py_ssize_t m = wk.m, n = wk.n, i
+    cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1
     cdef double* lam = wk.lam
     cdef double* wt = wk.wt
     cdef double* ex = wk.ex
-    cdef double* acc = wk.acc
     for i in range(m):
         if lam[i] > lmax:
             lmax = lam[i]
@@ -321,21 +319,7 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     if not with_slope:
         return
     # φ' = Σ_ij wt_i wt_j (e^λi − e^λj)/(λi − λj): the Fréchet derivative of wᵀe^M w.
-    for j in range(m):
-        acc[j] = 0.0
-    for i in range(m):
-        li = lam[i]
-        ei = ex[i]
-        ci = wt[i]
-        for j in range(i + 1, m):
-            # Branch-free (both sides computed, then selected): with -fno-trapping-math
-            # the loop vectorises.
-            gap = li - lam[j]
-            wide = fabs(gap) > dd_gap
-            dd = (ei - ex[j]) / (gap if wide else 1.0)
-            acc[j] += ci * (dd if wide else 0.5 * (ei + ex[j]))
-    for j in range(m):
-        s1 += wt[j] * (2.0 * acc[j] + wt[j] * ex[j])
+    s1 = psdmetric_exp_frechet(m, lam, ex, wt, wk.acc, DD_GAP)
     dlogphi[0] = s1 / s0
 
 
