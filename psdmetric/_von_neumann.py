@@ -40,9 +40,10 @@ class VonNeumann(PairBregmanMixin):
     Learns ``M ⪰ 0`` minimising ``D_vN(M, M₀) + γ D_vN(ξ/ξ₀, 1)`` subject to
     ``d²_M(xᵢ, xⱼ) ≤ ξ`` for similar pairs and ``≥ ξ`` for dissimilar pairs, where
     ``D_vN(X, Y) = tr(X log X − X log Y − X + Y)`` (Kulis et al., 2009, §5.2; slack §6.2.1). Each
-    projection is exact: its multiplier is the root of a monotone function, found by a
-    safeguarded Newton iteration on O(r²) evaluations; dual corrections make the cycles
-    converge to the optimum (Kulis et al., 2009, App. B).
+    projection's multiplier is the root of a monotone function, found by a safeguarded
+    Newton iteration on O(r²) evaluations until the constraint's log-residual is a tenth
+    of where it started; dual corrections make the cycles converge to the optimum
+    (Kulis et al., 2009, App. B).
 
     Read more in the :ref:`User Guide <von_neumann>`.
 
