@@ -13,6 +13,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 
+import psdmetric._von_neumann
 from psdmetric import PairConstraints, VonNeumann
 from psdmetric._solvers import von_neumann_sweep
 from psdmetric._solvers._cyclic import SCREEN_MARGIN
@@ -84,7 +85,9 @@ def differences(X, constraints):
 
 
 @pytest.mark.parametrize("gamma", [np.inf, 1.0, 0.05])
-def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma):
+def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma, monkeypatch):
+    # The reference solves every projection exactly; so must the learner here.
+    monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", 0.0)
     X, constraints = random_problem(n_features=5, n_pairs=12, seed=1)
     bounds = (1.0, 20.0)
     model = VonNeumann(gamma=gamma, bounds=bounds, max_iter=8, tol=0.0, random_state=3)
@@ -131,6 +134,41 @@ def test_each_projection_leaves_its_constraint_tight():
             assert direction[c] * (after - bound[0]) <= 1e-12 * bound[0]
         assert_allclose(W.T @ W, np.eye(5), atol=1e-13)
         assert np.all(np.diff(Q) >= 0)
+    assert projected > 5
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_relaxed_projections_reach_the_exact_fixed_point(gamma, monkeypatch):
+    X, constraints = random_problem(n_features=5, n_pairs=15, seed=4)
+    fits = {}
+    for root_rtol in (psdmetric._von_neumann.ROOT_RTOL, 0.0):
+        monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", root_rtol)
+        model = VonNeumann(gamma=gamma, bounds=(1.0, 20.0), tol=1e-12, max_iter=100_000,
+                           random_state=0).fit(X, constraints=constraints)
+        fits[root_rtol] = model.get_mahalanobis_matrix(), model.dual_coef_
+    (relaxed, relaxed_dual), (exact, exact_dual) = fits.values()
+    assert_allclose(relaxed, exact, rtol=0, atol=1e-9 * np.abs(exact).max())
+    assert_allclose(relaxed_dual, exact_dual, rtol=1e-7, atol=1e-12)
+
+
+def test_relaxed_projection_cuts_the_residual_tenfold():
+    X, constraints = random_problem(seed=2)
+    F = np.ascontiguousarray(X)
+    Q, W = np.zeros(5), np.eye(5, order="F")
+    direction = constraints.labels.astype(float)
+    target = np.where(direction > 0, 1.0, 30.0)
+    projected = 0
+    for c in range(len(target)):
+        pair = np.ascontiguousarray(constraints.pairs[c : c + 1])
+        z = X[pair[0, 0]] - X[pair[0, 1]]
+        before = np.log(z @ (W * np.exp(Q)) @ W.T @ z / target[c])
+        dual = np.zeros(1)
+        von_neumann_sweep(F, pair, direction[c : c + 1], target[c : c + 1].copy(),
+                          np.zeros(1), dual, Q, W, np.zeros(1, dtype=np.intp), root_rtol=0.1)
+        after = np.log(z @ (W * np.exp(Q)) @ W.T @ z / target[c])
+        if dual[0] > 0:
+            assert abs(after) <= 0.1 * abs(before) + 1e-11
+            projected += 1
     assert projected > 5
 
 

@@ -179,45 +179,24 @@ cdef void _deflate(Work* wk, const double* q, const double* zhat, double t) noex
         wk.y_squared[j] = wk.y[j] * wk.y[j]
 
 
+cdef extern from "_eigen_simd.h" nogil:
+    void psdmetric_cauchy_vectors(Py_ssize_t k, const double* p, const double* p_org,
+                                  const double* tau, const double* y, double* S,
+                                  double* prod)
+    double psdmetric_exp_frechet(Py_ssize_t m, const double* lam, const double* ex,
+                                 const double* wt, double* acc, double dd_gap)
+
+
 cdef void _vectors(Work* wk) noexcept nogil:
     """Eigenvectors, column-major S[j + i*k] (pole j, root i), by Gu and Eisenstat.
 
-    ŵ is recomputed from the roots by Löwner's formula,
-    ρ ŵ_j² = −Π_i (p_j − λ_i) / Π_{i≠j} (p_j − p_i), one ratio per root, and column i
-    is (p − λ_i)⁻¹ ŵ normalised; every p_j − λ_i = (p_j − p_org) − τ_i is exact.
+    ŵ is recomputed from the roots by Löwner's formula, so that the vectors
+    ``(p − λ_i)⁻¹ ŵ`` are orthogonal to working precision (in ``_eigen_simd.h``).
     """
-    cdef Py_ssize_t k = wk.k, i, j
-    cdef double oi, ti, pi, nrm
-    cdef double* prod = wk.what
-    cdef double* col
-    if k == 1:
+    if wk.k == 1:
         wk.S[0] = 1.0
         return
-    for j in range(k):
-        prod[j] = (wk.p[j] - wk.porg[j]) - wk.tau[j]
-    for i in range(k):
-        col = wk.S + i * k
-        oi = wk.porg[i]
-        ti = wk.tau[i]
-        pi = wk.p[i]
-        for j in range(k):
-            col[j] = (wk.p[j] - oi) - ti
-        for j in range(i):
-            prod[j] *= col[j] / (wk.p[j] - pi)
-        for j in range(i + 1, k):
-            prod[j] *= col[j] / (wk.p[j] - pi)
-    for j in range(k):
-        prod[j] = sqrt(fabs(prod[j])) if wk.y[j] >= 0.0 else -sqrt(fabs(prod[j]))
-    for i in range(k):
-        col = wk.S + i * k
-        for j in range(k):
-            col[j] = prod[j] / col[j]
-        nrm = 0.0
-        for j in range(k):
-            nrm += col[j] * col[j]
-        nrm = 1.0 / sqrt(nrm)
-        for j in range(k):
-            col[j] *= nrm
+    psdmetric_cauchy_vectors(wk.k, wk.p, wk.porg, wk.tau, wk.y, wk.S, wk.what)
 
 
 cdef int _decompose(Work* wk, const double* q, const double* zhat, double t) noexcept nogil:
@@ -318,15 +297,11 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     ``alleig`` holds all n eigenvalues (for the trace); (log φ)' needs O(m²) divided
     differences and is only formed when ``with_slope``.
     """
-    cdef Py_ssize_t m = wk.m, n = wk.n, i, j
-    cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1 = 0.0
-    cdef double li, ei, ci, gap, dd
-    cdef double dd_gap = DD_GAP  # a local: stores to acc cannot alias it
-    cdef bint wide
+    cdef Py_ssize_t m = wk.m, n = wk.n, i
+    cdef double lmax = -INFINITY, amax = -INFINITY, s0 = 0.0, t0 = 0.0, s1
     cdef double* lam = wk.lam
     cdef double* wt = wk.wt
     cdef double* ex = wk.ex
-    cdef double* acc = wk.acc
     for i in range(m):
         if lam[i] > lmax:
             lmax = lam[i]
@@ -344,21 +319,7 @@ cdef void _moments(Work* wk, double* logphi, double* dlogphi, double* logtrace,
     if not with_slope:
         return
     # φ' = Σ_ij wt_i wt_j (e^λi − e^λj)/(λi − λj): the Fréchet derivative of wᵀe^M w.
-    for j in range(m):
-        acc[j] = 0.0
-    for i in range(m):
-        li = lam[i]
-        ei = ex[i]
-        ci = wt[i]
-        for j in range(i + 1, m):
-            # Branch-free (both sides computed, then selected): with -fno-trapping-math
-            # the loop vectorises.
-            gap = li - lam[j]
-            wide = fabs(gap) > dd_gap
-            dd = (ei - ex[j]) / (gap if wide else 1.0)
-            acc[j] += ci * (dd if wide else 0.5 * (ei + ex[j]))
-    for j in range(m):
-        s1 += wt[j] * (2.0 * acc[j] + wt[j] * ex[j])
+    s1 = psdmetric_exp_frechet(m, lam, ex, wt, wk.acc, DD_GAP)
     dlogphi[0] = s1 / s0
 
 

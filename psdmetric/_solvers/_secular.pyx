@@ -18,41 +18,22 @@ from ._eigen_workspace cimport Work
 cdef int MAX_SECULAR_PASSES = 60
 
 
+cdef extern from "_eigen_simd.h" nogil:
+    void psdmetric_secular_sums(Py_ssize_t k, Py_ssize_t na, const double* p,
+                                const double* y_squared, const Py_ssize_t* act,
+                                const double* p_org, const double* tau, double* psi,
+                                double* dpsi, double* phi, double* dphi)
+
+
 cdef void _secular_sums(Work* wk, Py_ssize_t na) noexcept nogil:
     """Secular sums for the active roots ``act[0:na]`` (ascending) at their current tau.
 
     Slot ``a`` gets Σ_{j<=i} y_j²/(p_j − λ_i) (psi) and Σ_{j>i} (phi) for root
-    ``i = act[a]``, with their derivatives. Roots are innermost so the loop vectorises.
+    ``i = act[a]``, with their derivatives (in ``_eigen_simd.h``, vectorised over roots).
     """
-    cdef Py_ssize_t k = wk.k, a, j, split = 0
-    cdef double pj, yj, x, xy
-    cdef Py_ssize_t* act = wk.act
-    cdef double* so = wk.active_org
-    cdef double* st = wk.active_tau
-    cdef double* sps = wk.active_psi
-    cdef double* sdps = wk.active_dpsi
-    cdef double* sph = wk.active_phi
-    cdef double* sdph = wk.active_dphi
-    for a in range(na):
-        sps[a] = 0.0
-        sdps[a] = 0.0
-        sph[a] = 0.0
-        sdph[a] = 0.0
-    for j in range(k):
-        while split < na and act[split] < j:
-            split += 1
-        pj = wk.p[j]
-        yj = wk.y_squared[j]
-        for a in range(split):
-            x = 1.0 / ((pj - so[a]) - st[a])
-            xy = yj * x
-            sph[a] += xy
-            sdph[a] += xy * x
-        for a in range(split, na):
-            x = 1.0 / ((pj - so[a]) - st[a])
-            xy = yj * x
-            sps[a] += xy
-            sdps[a] += xy * x
+    psdmetric_secular_sums(wk.k, na, wk.p, wk.y_squared, wk.act, wk.active_org,
+                           wk.active_tau, wk.active_psi, wk.active_dpsi, wk.active_phi,
+                           wk.active_dphi)
     wk.n_passes += 1
 
 

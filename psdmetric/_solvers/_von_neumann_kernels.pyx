@@ -36,6 +36,7 @@ cdef struct Target:
     double kappa
     bint relative
     double slope_max
+    double tol  # accept t once |g(t)| <= tol
 
 
 cdef double _g(Work* wk, const double* q, const double* zhat, double t, Target* tg,
@@ -126,7 +127,7 @@ cdef double _root(Work* wk, const double* q, const double* zhat, Target* tg, dou
         t = tn
         g = _g(wk, q, zhat, t, tg, &dg)
         evaluated = True
-        if fabs(g) <= ROOT_TOL:
+        if fabs(g) <= tg.tol:
             break
         if not (fabs(g) < INFINITY and dg > 0.0):
             return INFINITY
@@ -156,7 +157,7 @@ cdef double _step(Work* wk, double* Q, Target* tg, double g0, double tnu, bint v
             return _root(wk, Q, wk.zhat, tg, 0.0, g0, dg0, False, -INFINITY, 0.0)
         return _root(wk, Q, wk.zhat, tg, 0.0, g0, dg0, False, 0.0, hi0)
     gnu = _g(wk, Q, wk.zhat, tnu, tg, &dgnu)
-    if gnu * g0 >= 0.0:
+    if gnu * g0 >= 0.0 or fabs(gnu) <= tg.tol:
         clipped[0] = True
         return tnu
     if tnu > 0.0:
@@ -168,7 +169,8 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
                       const double[::1] direction, double[::1] target,
                       const double[::1] slack, double[::1] dual, double[::1] Q,
                       double[::1, :] W, const Py_ssize_t[::1] order, *,
-                      bint relative=False, Py_ssize_t[::1] counters=None):
+                      bint relative=False, double root_rtol=0.0,
+                      Py_ssize_t[::1] counters=None):
     """One cycle of exact von Neumann Bregman projections with dual corrections.
 
     The matrix is ``W exp(Q) Wᵀ`` in the coordinates of ``F``'s columns (``Q`` ascending,
@@ -181,6 +183,11 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     App. B. Slack (§6.2.1) with the penalty ``γ D_vN(ξ/ξ₀, 1)`` suggested there:
     ``slack[c] = ξ₀[c] / γ`` (0 for a hard constraint; all 0 with ``relative``),
     ``target`` holds ξ, updated in place as ``ξ ← ξ exp(−δ α slack[c])``.
+
+    ``root_rtol`` relaxes each projection: its root is accepted once
+    ``|g(t)| <= max(1e-11, root_rtol |g(0)|)``, g the constraint's log-residual (0 solves
+    every projection to 1e-11). The dual update uses the t taken, so the cycles keep the
+    same fixed point.
 
     ``counters`` (optional, intp, length ≥ 3) accumulates projections, function
     evaluations of the root finder and secular-equation passes; a fourth entry, if
@@ -235,6 +242,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             tg.slope_max = 1.0 + tg.kappa
             tg.L = log(target[c]) - 2.0 * log(nw)
             g0 = (lphi - ltr - tg.L) if relative else (lphi - tg.L)
+            tg.tol = max(ROOT_TOL, root_rtol * fabs(g0))
             violated = direction[c] * g0 > 0.0
             if violated:
                 n_violated += 1
