@@ -141,7 +141,7 @@ class _PairLearnerCV(MahalanobisMixin):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "prior": [StrOptions({"identity", "covariance"}), "array-like"],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "n_jobs": [Integral, None],
         "verbose": ["verbose"],
@@ -158,7 +158,7 @@ class _PairLearnerCV(MahalanobisMixin):
         n_components=None,
         prior="identity",
         n_constraints=None,
-        tol=1e-3,
+        tol=None,
         max_iter=1000,
         n_jobs=None,
         verbose=0,
@@ -206,8 +206,9 @@ class _PairLearnerCV(MahalanobisMixin):
                 "smallest training fold; lower knn_neighbors or the number of folds (cv).")
         seed = self.random_state if isinstance(self.random_state, Integral) else (
             check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        tol = self._learner().tol if self.tol is None else self.tol
         learner = self._learner(
-            n_components=self.n_components, prior=self.prior, tol=self.tol,
+            n_components=self.n_components, prior=self.prior, tol=tol,
             max_iter=self.max_iter)
         try:
             paths = Parallel(n_jobs=self.n_jobs)(
@@ -225,7 +226,7 @@ class _PairLearnerCV(MahalanobisMixin):
         refit = self._learner(
             n_components=self.n_components, prior=self.prior,
             n_constraints=self.n_constraints if self.best_params_["n_neighbors"] is None else None,
-            tol=self.tol, max_iter=self.max_iter, verbose=self.verbose, random_state=seed,
+            tol=tol, max_iter=self.max_iter, verbose=self.verbose, random_state=seed,
             **self.best_params_,
         ).fit(X, y)
         for name, value in vars(refit).items():
@@ -331,8 +332,9 @@ _SHARED_DOC = """
     n_constraints : int, default=None
         Number of random pairs (scheme ``None``); ``None`` means ``40 * n_classes**2``.
 
-    tol : float, default=1e-3
-        Stopping tolerance of every fit, as in :class:`{learner}`.
+    tol : float, default=None
+        Stopping tolerance of every fit, as in :class:`{learner}`; ``None`` takes
+        :class:`{learner}`'s default.
 
     max_iter : int, default=1000
         Maximum number of cycles of every fit.
