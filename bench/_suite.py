@@ -39,12 +39,12 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-6",
+    "KernelPOLA": "pola-4",
     "LogDet": "span-1",
     "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-4",
-    "POLA": "pola-6",
+    "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
     "VonNeumann": "relaxed-2",
     "VonNeumannCV": "cv-2-relaxed-2",
