@@ -226,6 +226,12 @@ class DefiniteBoost(PairBregmanMixin):
         self.random_state = random_state
 
     def _fit(self, X, constraints, rng):
+        # One thread: the d×d products are small, and the result must not depend on the
+        # thread count.
+        with threadpool_limits(limits=1, user_api="blas"):
+            self._fit_one_thread(X, constraints, rng)
+
+    def _fit_one_thread(self, X, constraints, rng):
         eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         eigenvalues = eigenvalues / eigenvalues.sum()
         factor = np.ascontiguousarray(X @ eigenvectors)
@@ -268,9 +274,8 @@ class DefiniteBoost(PairBregmanMixin):
             raise ValueError(
                 f"gamma={self.gamma!r} asks for slack, which only projection='approximate' "
                 "has; pass gamma=np.inf for projection='exact'.")
-        with threadpool_limits(limits=1, user_api="blas"):
-            solve = self._exact if self.projection == "exact" else self._approximate
-            self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
+        solve = self._exact if self.projection == "exact" else self._approximate
+        self.n_iter_, self.n_projections_ = solve(problem, dual, Q, W, rng)
         dual_coef[usable] = dual
         self.dual_coef_ = dual_coef
         self.dual_objective_ = problem.dual_objective(Q, dual)
