@@ -43,7 +43,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",
-    "OnlineLogDet": "online-4",
+    "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
     "VonNeumann": "relaxed-2",

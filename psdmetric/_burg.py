@@ -40,7 +40,7 @@ class OnlineLogDet(OnlineMixin):
 
     Parameters
     ----------
-    eta : float, default=0.01
+    eta : float, default=0.1
         Learning rate, measured relative to the starting metric ``W₀ = w₀ I``: Alg. 2
         runs with ``η = eta / w₀²``, so that ``eta = 0.5`` is the step that fits a pair
         exactly when its prediction and target are both at the starting scale. A pair
@@ -88,8 +88,8 @@ class OnlineLogDet(OnlineMixin):
     ----------
     components_ : ndarray of shape (n_features, n_features)
         The learned transform ``L``, ``M = LᵀL``. After ``fit``, ``M = κ W̄`` with
-        ``W̄⁻¹`` the average of ``W⁻¹`` at the ends of the passes (the updates are
-        additive in ``W⁻¹``); after ``partial_fit``, the last iterate.
+        ``W̄⁻¹`` the average of ``W⁻¹`` over every step of every pass (the updates
+        are additive in ``W⁻¹``); after ``partial_fit``, the last iterate.
 
     scale_ : float
         The ceiling κ used.
@@ -177,7 +177,7 @@ class OnlineLogDet(OnlineMixin):
 
     def __init__(
         self,
-        eta=0.01,
+        eta=0.1,
         *,
         scale="auto",
         n_constraints=None,
@@ -237,6 +237,9 @@ class OnlineLogDet(OnlineMixin):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if self._factor is None:
             self._start(X, constraints)
+        averaging = self._averaging
+        if averaging:
+            start = self._factor @ self._factor.T
         n_pairs = len(constraints.pairs)
         predictions, targets, rates = (np.empty(n_pairs) for _ in range(3))
         sides = target_sides(constraints)
@@ -244,29 +247,60 @@ class OnlineLogDet(OnlineMixin):
             X, constraints.pairs, constraints.distances, sides, self._factor,
             self._factor_shifted, self._rate, self.scale_, predictions, targets, rates,
         )
-        errors = predictions - targets
-        loss = float(np.nansum(np.where(sides * errors < 0, 0.0, errors) ** 2))
+        # A pair within its bound takes no step; identical points (NaN) are skipped.
+        errors = np.nan_to_num(np.where(sides * (predictions - targets) < 0, 0.0,
+                                        predictions - targets))
+        loss = float(np.sum(errors**2))
         self.cumulative_loss_ += loss
-        self._inverse_sum = self._inverse_sum + self._factor @ self._factor.T
-        self._n_averaged += 1
+        if averaging:
+            self._inverse_sum = self._inverse_sum + _mean_iterate(
+                X, constraints.pairs, start, 2.0 * rates * errors)
+            self._n_averaged += 1
         return loss
+
+    def fit(self, X, y=None, *, constraints=None):
+        self._averaging = True
+        return super().fit(X, y, constraints=constraints)
+
+    fit.__doc__ = OnlineMixin.fit.__doc__
 
     def partial_fit(self, X, y=None, *, constraints=None):
         # One pass, whose model is its last iterate: an average over calls would make
         # the model depend on how a stream is cut into chunks.
-        self._inverse_sum, self._n_averaged = 0.0, 0
+        self._averaging = False
         return super().partial_fit(X, y, constraints=constraints)
 
     partial_fit.__doc__ = OnlineMixin.partial_fit.__doc__
 
     def _set_components(self):
-        # The updates are additive in W⁻¹ = I + K, so that is where passes are averaged:
+        # The updates are additive in W⁻¹ = I + K, so that is where steps are averaged:
         # K̄ = U diag(μ) Uᵀ gives M = κ (I + K̄)⁻¹ = U diag(κ / (1 + μ)) Uᵀ.
-        mean_inverse = self._inverse_sum / self._n_averaged
+        if not self._averaging:
+            mean_inverse = self._factor @ self._factor.T
+        else:
+            mean_inverse = self._inverse_sum / self._n_averaged
         with threadpool_limits(limits=1, user_api="blas"):
             shifts, vectors = np.linalg.eigh(mean_inverse)
         scales = np.sqrt(self.scale_ / (1.0 + np.maximum(shifts, 0.0)))
         self.components_ = scales[:, None] * vectors.T
+
+
+def _mean_iterate(X, pairs, start, steps):
+    """Mean of ``K = W⁻¹ − I`` over the iterates of one pass, from its steps.
+
+    Step ``s`` (of ``T``) adds ``steps[s] ẑ_s ẑ_sᵀ`` to ``K`` and stays in the ``T − s``
+    iterates after it, so the mean is ``start + Σ_s (T − s)/T · steps[s] ẑ_s ẑ_sᵀ``:
+    one d×d product per pass instead of a d×d sum per step (Polyak–Ruppert averaging
+    of the online iterates, the online-to-batch conversion that settles where no
+    metric meets every pair and the last iterate keeps moving).
+    """
+    n_pairs = len(pairs)
+    differences = X[pairs[:, 0]] - X[pairs[:, 1]]
+    lengths = np.sqrt(np.einsum("ij,ij->i", differences, differences))
+    moved = (steps != 0) & (lengths > 0)
+    units = differences[moved] / lengths[moved, None]
+    weights = steps[moved] * (n_pairs - np.flatnonzero(moved)) / n_pairs
+    return start + units.T @ (weights[:, None] * units)
 
 
 def _target_ratios(X, constraints):

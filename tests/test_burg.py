@@ -264,36 +264,44 @@ def test_partial_fit_on_chunks_equals_one_pass():
     for rows, pairs, target in zip(chunks, local_pairs, targets):
         online.partial_fit(X[rows], constraints=DistanceTargets(pairs, target))
     all_pairs = np.concatenate([p + rows[0] for p, rows in zip(local_pairs, chunks)])
-    one_pass = OnlineLogDet(eta=0.3, scale=4.0, max_iter=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        one_pass.fit(X, constraints=DistanceTargets(all_pairs, np.concatenate(targets)))
+    all_targets = DistanceTargets(all_pairs, np.concatenate(targets))
+    one_pass = OnlineLogDet(eta=0.3, scale=4.0).partial_fit(X, constraints=all_targets)
     assert_allclose(online.get_mahalanobis_matrix(), one_pass.get_mahalanobis_matrix(),
                     rtol=1e-12, atol=1e-12)
+    # fit's one pass makes the same steps (its model is their average, tested below).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = OnlineLogDet(eta=0.3, scale=4.0, max_iter=1).fit(X, constraints=all_targets)
     assert online.cumulative_loss_ == pytest.approx(one_pass.cumulative_loss_, rel=1e-12)
+    assert online.cumulative_loss_ == pytest.approx(fitted.cumulative_loss_, rel=1e-12)
     assert online.n_iter_ == 3
 
 
-def test_fit_averages_the_inverse_over_the_ends_of_its_passes():
-    """fit's M is κ (mean of W⁻¹ at the ends of its passes)⁻¹; each pass is a partial_fit."""
+def test_fit_averages_the_inverse_over_every_step():
+    """fit's M is κ (mean of W⁻¹ over every step of every pass)⁻¹; a step is a partial_fit
+    on one pair, so stepping pair by pair gives the iterates whose mean fit returns."""
     rng = np.random.RandomState(5)
     X = rng.randn(60, 4)
     pairs = rng.randint(0, 60, (150, 2))
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    constraints = DistanceTargets(pairs, rng.uniform(0.1, 8.0, len(pairs)))
+    distances = rng.uniform(0.1, 8.0, len(pairs))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = OnlineLogDet(eta=0.3, scale=4.0, max_iter=3, tol=0.0).fit(
-            X, constraints=constraints)
+            X, constraints=DistanceTargets(pairs, distances))
     stepper, inverses = OnlineLogDet(eta=0.3, scale=4.0), []
     for _ in range(3):
-        stepper.partial_fit(X, constraints=constraints)
-        inverses.append(np.linalg.inv(stepper.get_mahalanobis_matrix() / 4.0))
+        for pair, distance in zip(pairs, distances):
+            stepper.partial_fit(X, constraints=DistanceTargets(pair[None], [distance]))
+            inverses.append(np.linalg.inv(stepper.get_mahalanobis_matrix() / 4.0))
     expected = 4.0 * np.linalg.inv(np.mean(inverses, axis=0))
     assert_allclose(model.get_mahalanobis_matrix(), expected, rtol=1e-9, atol=1e-12)
     assert model.cumulative_loss_ == pytest.approx(stepper.cumulative_loss_, rel=1e-12)
-    # The passes did move W, so the average is not the last iterate.
+    # The steps did move W, so the average is neither the last iterate nor the mean
+    # over the ends of the passes.
     assert not np.allclose(expected, stepper.get_mahalanobis_matrix(), rtol=1e-3)
+    pass_ends = 4.0 * np.linalg.inv(np.mean(inverses[len(pairs) - 1::len(pairs)], axis=0))
+    assert not np.allclose(expected, pass_ends, rtol=1e-3)
 
 
 def test_fit_resets_and_partial_fit_continues():
