@@ -248,8 +248,8 @@ class OnlineLogDet(OnlineMixin):
             self._factor_shifted, self._rate, self.scale_, predictions, targets, rates,
         )
         # A pair within its bound takes no step; identical points (NaN) are skipped.
-        errors = np.nan_to_num(np.where(sides * (predictions - targets) < 0, 0.0,
-                                        predictions - targets))
+        errors = np.nan_to_num(predictions - targets)
+        errors[sides * errors < 0] = 0.0
         loss = float(np.sum(errors**2))
         self.cumulative_loss_ += loss
         if averaging:
@@ -294,13 +294,12 @@ def _mean_iterate(X, pairs, start, steps):
     of the online iterates, the online-to-batch conversion that settles where no
     metric meets every pair and the last iterate keeps moving).
     """
-    n_pairs = len(pairs)
-    differences = X[pairs[:, 0]] - X[pairs[:, 1]]
-    lengths = np.sqrt(np.einsum("ij,ij->i", differences, differences))
-    moved = (steps != 0) & (lengths > 0)
-    units = differences[moved] / lengths[moved, None]
-    weights = steps[moved] * (n_pairs - np.flatnonzero(moved)) / n_pairs
-    return start + units.T @ (weights[:, None] * units)
+    # Only pairs that took a step (identical points never do) enter the product.
+    moved = np.flatnonzero(steps)
+    differences = X[pairs[moved, 0]] - X[pairs[moved, 1]]
+    weights = steps[moved] * (len(pairs) - moved) / len(pairs)
+    weights /= np.einsum("ij,ij->i", differences, differences)
+    return start + differences.T @ (weights[:, None] * differences)
 
 
 def _target_ratios(X, constraints):
