@@ -25,26 +25,39 @@ Measures, in one run:
    one, and the 100 pairs closest under it with ``½‖x_a − x_b‖² ≤ γ`` (Tsuda et al., 2005, §5).
 
 Every time is taken on the wall clock and on this process's CPU clock (the machine may
-be shared with other jobs).
+be shared with other jobs), with one BLAS thread (set before numpy loads), as in
+``bench_speed.py``, so that CPU seconds compare across the two pages.
 
     python bench/bench_von_neumann.py          # writes docs/benchmarks/von_neumann.*
     python bench/bench_von_neumann.py --quick  # smaller runs, written to a scratch dir
 """
 
-import warnings
+import os
 
-import numpy as np
-from scipy.linalg.blas import dgemm
-from sklearn.datasets import load_wine
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from _datasets import mnist_split, one_nn_error
-from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
-                        pyplot, write)
-from psdmetric import (
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+from scipy.linalg.blas import dgemm  # noqa: E402
+from sklearn.datasets import load_wine  # noqa: E402
+from sklearn.exceptions import ConvergenceWarning  # noqa: E402
+from sklearn.model_selection import StratifiedKFold, train_test_split  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
+
+from _datasets import mnist_split, one_nn_error  # noqa: E402
+from _reporting import (  # noqa: E402
+    Stopwatch,
+    finish_machine,
+    machine,
+    machine_line,
+    parse_arguments,
+    pyplot,
+    write,
+)
+from psdmetric import (  # noqa: E402
     MEG,
     DefiniteBoost,
     LogDet,
@@ -53,7 +66,7 @@ from psdmetric import (
     pairs_from_labels,
     squared_distance_bounds,
 )
-from psdmetric._solvers import definite_boost_steps, logdet_sweep, von_neumann_sweep
+from psdmetric._solvers import definite_boost_steps, logdet_sweep, von_neumann_sweep  # noqa: E402
 
 RATIO_TARGET, FIT_RATIO_TARGET, MNIST_SECONDS_TARGET, MEG_RATE_TARGET = 10.0, 5.0, 60.0, 2000.0
 RANKS = (25, 50, 100)
