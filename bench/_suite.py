@@ -39,7 +39,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-4",
+    "KernelPOLA": "pola-5",
     "LogDet": "span-1",
     "LogDetCV": "cv-3-span-1",
     "MEG": "online-3",

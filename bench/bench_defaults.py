@@ -62,6 +62,8 @@ GRIDS = {
     + [{"init": "identity", "n_neighbors": 1, "initial_threshold": 30.0, "gamma": gamma}
        for gamma in (1.0, 10.0)],
 }
+# POLA's grid, on the default linear kernel: the learner is POLA in feature space.
+GRIDS["KernelPOLA"] = GRIDS["POLA"]
 
 
 def setting_text(setting):

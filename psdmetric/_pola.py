@@ -255,12 +255,15 @@ class POLA(PairClassifierMixin, OnlineMixin):
             new = new - (new @ self._span) @ self._span.T
             self._span = linalg.qr(np.hstack([self._span, new.T]), mode="economic")[0]
 
+    def _squared_lengths(self, X, pairs):
+        differences = X[pairs[:, 0]] - X[pairs[:, 1]]
+        return np.einsum("ij,ij->i", differences, differences)
+
     def _start(self, X, pairs):
         """Set ``A₁ = c·I``, c placing the median training pair on the threshold b₁."""
         self._initial_scale = 0.0
         if self.init == "identity":
-            differences = X[pairs[:, 0]] - X[pairs[:, 1]]
-            squared = np.einsum("ij,ij->i", differences, differences)
+            squared = self._squared_lengths(X, pairs)
             squared = squared[squared > 0]
             if len(squared):
                 self._initial_scale = self._threshold / float(np.median(squared))
@@ -342,10 +345,8 @@ class KernelPOLA(POLA):
     (Shalev-Shwartz et al., 2004, §3.3, eq. 5), built by Gram–Schmidt in feature space:
     each ``q_k`` is a combination of stored training points (``support_``).
     Every POLA round then acts on the small matrix M exactly as :class:`POLA` acts on
-    A, so with ``kernel="linear"`` both learn the same distances when :class:`POLA`
-    also starts from ``A₁ = 0`` (``init="zero"``) with the same ``gamma`` and
-    ``initial_threshold``: ``c·I`` has no expansion over a kernel's feature space, so
-    KernelPOLA always starts from zero. Pairs are processed in blocks with one kernel
+    A, so with ``kernel="linear"`` both learn the same distances from the same ``init``,
+    ``gamma`` and ``initial_threshold``. Pairs are processed in blocks with one kernel
     evaluation per block.
 
     Parameters
@@ -361,11 +362,21 @@ class KernelPOLA(POLA):
         POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm. The defaults
         follow :class:`POLA`'s.
 
+    init : {"identity", "zero"}, default="identity"
+        The starting matrix A₁. "identity": ``A₁ = c·P``, P the orthogonal projection
+        onto the span of the training pairs' differences in feature space (each
+        difference joins the basis when its pair is first visited, with A = c on it)
+        and c such that the median squared feature-space length of the training pair
+        differences (of the first ``fit`` or ``partial_fit`` chunk) is ``b₁``; for
+        ``kernel="linear"`` this is :class:`POLA`'s ``c·I`` on the data's span. "zero":
+        ``A₁ = 0`` as in Shalev-Shwartz et al. (2004): only the differences of pairs
+        that needed an update join the basis.
+
     beta : float, default=0.1
         ``fit`` stops once every training pair has hinge loss at most ``beta``.
 
     initial_threshold : float, default=10.0
-        The starting threshold ``b₁ ≥ 1`` (``A₁ = 0``).
+        The starting threshold ``b₁ ≥ 1``.
 
     n_constraints : int, default=None
         Number of random pairs drawn from class labels when ``n_neighbors=None``;
@@ -449,9 +460,8 @@ class KernelPOLA(POLA):
     0.93
     """
 
-    # A₁ = 0 always: c·I has no finite expansion over a kernel's feature space.
     _parameter_constraints: dict = {
-        **{key: value for key, value in POLA._parameter_constraints.items() if key != "init"},
+        **POLA._parameter_constraints,
         "kernel": [StrOptions(set(PAIRWISE_KERNEL_FUNCTIONS)), callable],
         "kernel_params": [dict, None],
     }
@@ -462,6 +472,7 @@ class KernelPOLA(POLA):
         *,
         kernel_params=None,
         gamma=1.0,
+        init="identity",
         beta=0.1,
         initial_threshold=10.0,
         n_constraints=None,
@@ -471,16 +482,10 @@ class KernelPOLA(POLA):
         verbose=0,
         random_state=None,
     ):
-        # Not POLA.__init__: it would also set POLA's ``init``, not a parameter here.
-        self.gamma = gamma
-        self.beta = beta
-        self.initial_threshold = initial_threshold
-        self.n_constraints = n_constraints
-        self.n_neighbors = n_neighbors
-        self.max_iter = max_iter
-        self.tol = tol
-        self.verbose = verbose
-        self.random_state = random_state
+        super().__init__(gamma, init=init, beta=beta, initial_threshold=initial_threshold,
+                         n_constraints=n_constraints, n_neighbors=n_neighbors,
+                         max_iter=max_iter, tol=tol, verbose=verbose,
+                         random_state=random_state)
         self.kernel = kernel
         self.kernel_params = kernel_params
 
@@ -552,8 +557,20 @@ class KernelPOLA(POLA):
         return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
                                 **(self.kernel_params or {}))
 
+    def _squared_lengths(self, X, pairs):
+        """‖φ(x) − φ(x')‖² of each pair, a block of pairs per kernel evaluation."""
+        lengths = np.empty(len(pairs))
+        for start in range(0, len(pairs), _BLOCK):
+            block = pairs[start:start + _BLOCK]
+            gram = self._kernel(X[block.ravel()], X[block.ravel()])
+            diagonal = np.diagonal(gram)
+            lengths[start:start + len(block)] = (diagonal[0::2] + diagonal[1::2]
+                                                 - 2.0 * np.diagonal(gram, 1)[0::2])
+        return lengths
+
     def _initialize(self, n_features):
         self._threshold = float(self.initial_threshold)
+        self._initial_scale = None
         self.support_ = np.empty((0, n_features))
         self._coefficients = np.zeros((0, 0), order="F")
         self._matrix = np.zeros((0, 0), order="F")
@@ -578,6 +595,8 @@ class KernelPOLA(POLA):
         labels = constraints.labels.astype(np.float64)
         informative = constraints.pairs[:, 0] != constraints.pairs[:, 1]
         pairs, labels = constraints.pairs[informative], labels[informative]
+        if self._initial_scale is None:
+            self._start(X, pairs)
         for start in range(0, len(pairs), _BLOCK):
             self._block(X, pairs[start:start + _BLOCK], labels[start:start + _BLOCK])
         rows, local = np.unique(pairs, return_inverse=True)
@@ -600,7 +619,8 @@ class KernelPOLA(POLA):
         _, self._rank, self._threshold, n_new = kernel_pola_block(
             gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
             labels, self._coefficients, self._matrix, self._rank, self._threshold,
-            self.gamma, _BASIS_TOLERANCE, np.empty(len(pairs)), new_stored,
+            self.gamma, _BASIS_TOLERANCE, self._initial_scale, np.empty(len(pairs)),
+            new_stored,
         )
         self.support_ = np.vstack([self.support_, points[new_stored[:n_new]]])
 

@@ -62,7 +62,7 @@ def test_explicit_constraint_chunks_equal_one_pass(Learner):
     X, _ = labelled_data(seed=1)
     # A fixed scale keeps OnlineLogDet from reading it off the first chunk.
     params = {"scale": 4.0} if Learner is OnlineLogDet else {"gamma": 0.5}
-    if Learner is POLA:  # A₁ = 0: the identity start reads its scale off the first chunk
+    if Learner in (POLA, KernelPOLA):  # A₁ = 0: the identity reads its scale off chunk 1
         params["init"] = "zero"
     chunks = [chunk_constraints(Learner, 100, seed) for seed in range(3)]
     online = Learner(**params)

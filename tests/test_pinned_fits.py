@@ -63,9 +63,9 @@ def fits():
         "OnlineLogDet": OnlineLogDet(eta=0.1, scale="auto", tol=0.0, **common),
         "POLA": POLA(gamma=0.5, init="zero", beta=0.0, initial_threshold=1.0, tol=0.0,
                      **common),
-        "KernelPOLA": KernelPOLA(kernel="rbf", kernel_params={"gamma": 0.5}, gamma=0.5,
-                                 beta=0.0, initial_threshold=1.0, random_state=0,
-                                 max_iter=2),
+        "KernelPOLA": KernelPOLA(kernel="rbf", kernel_params={"gamma": 0.5}, init="zero",
+                                 gamma=0.5, beta=0.0, initial_threshold=1.0,
+                                 random_state=0, max_iter=2),
     }
     fitted = {}
     with warnings.catch_warnings():

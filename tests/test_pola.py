@@ -241,16 +241,17 @@ def test_pairs_of_identical_points_are_skipped():
     assert np.all(np.isfinite(model.components_))
 
 
-def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
+@pytest.mark.parametrize("init", ["zero", "identity"])
+def test_kernel_pola_with_linear_kernel_learns_the_same_distances(init):
     rng = np.random.RandomState(6)
     X = rng.randn(80, 5) / 2
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        linear = POLA(gamma=0.5, init="zero", initial_threshold=1.0, max_iter=4,
+        linear = POLA(gamma=0.5, init=init, initial_threshold=1.0, max_iter=4,
                       random_state=0).fit(X, y)
-        kernel = KernelPOLA(kernel="linear", gamma=0.5, initial_threshold=1.0, max_iter=4,
-                            random_state=0)
+        kernel = KernelPOLA(kernel="linear", init=init, gamma=0.5, initial_threshold=1.0,
+                            max_iter=4, random_state=0)
         kernel.fit(X, y)
     pairs = np.stack([X[:40], X[40:]], axis=1)
     assert_allclose(kernel.pair_distance(pairs), linear.pair_distance(pairs), rtol=1e-8)
@@ -261,8 +262,13 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances():
     assert kernel.embedding_.shape[1] <= 5
 
 
-def test_kernel_pola_learns_in_the_kernels_feature_space():
-    """A polynomial kernel gives POLA on the explicit polynomial features."""
+@pytest.mark.parametrize("init", ["zero", "identity"])
+def test_kernel_pola_learns_in_the_kernels_feature_space(init):
+    """A polynomial kernel gives POLA on the explicit polynomial features.
+
+    With ``init="identity"`` POLA's A₁ = c·I also covers the constant feature, which
+    no difference has, so the distances agree there as well.
+    """
     rng = np.random.RandomState(7)
     X = rng.uniform(-1, 1, (60, 2))
     y = (np.linalg.norm(X, axis=1) > 0.7).astype(int)
@@ -276,11 +282,10 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # Random pairs: the same pairs in both spaces (neighbours would differ).
-        implicit = KernelPOLA(kernel=kernel, gamma=1.0, initial_threshold=1.0,
-                              n_neighbors=None, max_iter=3,
-                              random_state=0)
+        implicit = KernelPOLA(kernel=kernel, init=init, gamma=1.0, initial_threshold=1.0,
+                              n_neighbors=None, max_iter=3, random_state=0)
         implicit.fit(X, y)
-        explicit = POLA(gamma=1.0, init="zero", initial_threshold=1.0, n_neighbors=None,
+        explicit = POLA(gamma=1.0, init=init, initial_threshold=1.0, n_neighbors=None,
                         max_iter=3, random_state=0).fit(features, y)
     pairs_implicit = np.stack([X[:30], X[30:]], axis=1)
     pairs_explicit = np.stack([features[:30], features[30:]], axis=1)
@@ -291,10 +296,10 @@ def test_kernel_pola_learns_in_the_kernels_feature_space():
     truth = np.where(y[:30] == y[30:], 1, -1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, gamma=1.0,
+        rbf = KernelPOLA(kernel="rbf", kernel_params={"gamma": 2.0}, init=init, gamma=1.0,
                          initial_threshold=1.0, max_iter=20,
                          n_neighbors=None, random_state=0).fit(X, y)
-        flat = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=20,
+        flat = POLA(gamma=1.0, init=init, initial_threshold=1.0, max_iter=20,
                     n_neighbors=None, random_state=0).fit(X, y)
     # Rings are not separable by a linear pseudo-metric; in the rbf feature space they are.
     rbf_accuracy = rbf.pair_score(pairs_implicit, truth)

@@ -410,7 +410,8 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                       const Py_ssize_t[:, ::1] pairs, const double[::1] labels,
                       double[::1, :] coefficients, double[::1, :] M, Py_ssize_t rank,
                       double threshold, double gamma, double tolerance,
-                      double[::1] losses, Py_ssize_t[::1] new_stored):
+                      double initial_scale, double[::1] losses,
+                      Py_ssize_t[::1] new_stored):
     """POLA in a kernel's feature space (Shalev-Shwartz et al., 2004, §3.3) over one block of pairs.
 
     The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis
@@ -420,15 +421,19 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     and ``K(p_b, p_a)`` below. A difference whose residual against the basis exceeds
     ``tolerance`` times its squared length (and that triggers an update) adds a basis
     vector, storing its two points: their indices into the block's points go to
-    ``new_stored``. ``coefficients`` and ``M`` (lower triangle used) must have room for
-    ``n_stored + 2 n_pairs`` points and ``rank + n_pairs`` basis vectors.
+    ``new_stored``. With ``initial_scale`` c > 0 the start is ``A₁ = c·I`` on the span of
+    the differences: every difference with a residual adds a basis vector, whose
+    diagonal entry of M starts at c, before its loss is read. ``coefficients`` and
+    ``M`` (lower triangle used) must have room for ``n_stored + 2 n_pairs`` points and
+    ``rank + n_pairs`` basis vectors.
 
     Returns ``(n_stored, rank, threshold, n_new_stored)`` after the block.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], n_points = gram.shape[1]
     cdef Py_ssize_t capacity = coefficients.shape[1]
     cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored, projections = 0
-    cdef double squared_norm, residual, distance, loss, scale
+    cdef double squared_norm, residual, distance, scale
+    cdef bint grows
     if (gram.shape[0] != n_stored + n_points or labels.shape[0] != n_pairs
             or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * n_pairs
             or coefficients.shape[0] < n_stored + 2 * n_pairs
@@ -457,16 +462,19 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                 for j in range(n_stored):
                     c[k] = c[k] + coefficients[j, k] * kernel_difference[j]
                 squared_norm = squared_norm + c[k] * c[k]
-            distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0])
-            loss = labels[t] * (distance - threshold) + 1.0
-            if not loss > 0.0:
-                losses[t] = 0.0
-                continue
             scale = (gram[first_new + a, a] - 2.0 * gram[first_new + a, b]
                      + gram[first_new + b, b])
             residual = scale - squared_norm
-            if residual > tolerance * scale:
+            grows = residual > tolerance * scale
+            if not (grows and initial_scale > 0.0):
+                # From A₁ = 0 a difference joins the basis only if its pair moves A.
+                distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0])
+                if not labels[t] * (distance - threshold) + 1.0 > 0.0:
+                    losses[t] = 0.0
+                    continue
+            if grows:
                 _add_basis_vector(coefficients, M, &c[0], n_stored, rank, sqrt(residual))
+                M[rank, rank] = initial_scale
                 row_of[n_stored] = first_new + a
                 row_of[n_stored + 1] = first_new + b
                 new_stored[n_new] = a
