@@ -15,7 +15,7 @@ from sklearn.pipeline import make_pipeline
 
 import psdmetric._von_neumann
 from psdmetric import PairConstraints, VonNeumann
-from psdmetric._solvers import von_neumann_sweep
+from psdmetric._solvers import von_neumann_krylov_sweep, von_neumann_sweep
 from psdmetric._solvers._cyclic import SCREEN_MARGIN
 
 
@@ -330,6 +330,93 @@ def test_only_columns_that_do_not_deflate_are_rotated():
         von_neumann_sweep(F, pairs, direction, target, slack, dual, Q, W,
                           np.arange(4, dtype=np.intp), counters=stats)
     assert_allclose(W[7:, 7:], np.eye(3), atol=0)
+
+
+def krylov_problem(r=48, n_pairs=400, seed=11):
+    """Pairs in r dimensions from a spread start: log-eigenvalues from −30 to 5."""
+    rng = np.random.RandomState(seed)
+    F = rng.randn(300, r) * rng.lognormal(0, 1, r)
+    pairs = rng.choice(300, size=(n_pairs, 2))
+    pairs = np.ascontiguousarray(pairs[pairs[:, 0] != pairs[:, 1]])
+    direction = np.where(rng.rand(len(pairs)) < 0.5, 1.0, -1.0)
+    squared = np.sum((F[pairs[:, 0]] - F[pairs[:, 1]]) ** 2, axis=1)
+    target = np.where(direction > 0, *np.percentile(squared, [10, 90]))
+    Q = np.sort(rng.uniform(-30, 5, r))
+    W = np.asfortranarray(linalg.qr(rng.randn(r, r))[0])
+    return F, pairs, direction, target, Q, W
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_krylov_sweep_equals_the_eigenbasis_sweep(gamma):
+    F, pairs, direction, target, Q0, W0 = krylov_problem()
+    results = []
+    for sweep in (von_neumann_sweep, von_neumann_krylov_sweep):
+        bound = target.copy()
+        slack = np.zeros(len(bound)) if np.isinf(gamma) else bound / gamma
+        dual, Q, W = np.zeros(len(bound)), Q0.copy(), W0.copy(order="F")
+        stats = np.zeros(4, dtype=np.intp)
+        for cycle in range(3):
+            order = np.random.RandomState(cycle).permutation(len(bound)).astype(np.intp)
+            sweep(F, pairs, direction, bound, slack, dual, Q, W, order, counters=stats)
+        assert np.all(np.diff(Q) >= 0)
+        assert_allclose(W.T @ W, np.eye(len(Q)), atol=1e-12)
+        results.append(((W * np.exp(Q)) @ W.T, dual, bound, stats))
+    (M, dual, bound, stats), (M_krylov, dual_krylov, bound_krylov, stats_krylov) = results
+    assert_allclose(M_krylov, M, rtol=0, atol=1e-10 * np.abs(M).max())
+    assert_allclose(dual_krylov, dual, rtol=1e-9, atol=1e-14 * np.abs(dual).max())
+    assert_allclose(bound_krylov, bound, rtol=1e-10)
+    assert stats_krylov[0] == stats[0] > 500
+
+
+def test_krylov_sweep_equals_numpy_reference():
+    F, pairs, direction, target, Q, W = krylov_problem(r=40, n_pairs=60, seed=12)
+    L = (W * Q) @ W.T
+    slack, dual = target / 0.5, np.zeros(len(target))
+    order = np.arange(len(target), dtype=np.intp)
+    expected_target, expected_dual = target.copy(), dual.copy()
+    expected = reference_vn_sweep(L, F[pairs[:, 0]] - F[pairs[:, 1]], direction,
+                                  expected_target, slack, expected_dual, order)
+    von_neumann_krylov_sweep(F, pairs, direction, target, slack, dual, Q, W, order)
+    M, M_expected = (W * np.exp(Q)) @ W.T, linalg.expm(expected)
+    assert_allclose(M, M_expected, rtol=0, atol=1e-10 * np.abs(M_expected).max())
+    assert_allclose(dual, expected_dual, rtol=1e-8, atol=1e-14 * np.abs(expected_dual).max())
+    assert_allclose(target, expected_target, rtol=1e-10)
+
+
+def test_fit_takes_the_krylov_sweep_from_its_rank_on(monkeypatch):
+    rng = np.random.RandomState(13)
+    X = rng.randn(200, psdmetric._von_neumann.KRYLOV_MIN_RANK)
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 0.5)
+    krylov = VonNeumann(random_state=0).fit(X, y)
+    monkeypatch.setattr(psdmetric._von_neumann, "KRYLOV_MIN_RANK", X.shape[1] + 1)
+    eigen = VonNeumann(random_state=0).fit(X, y)
+    M = eigen.get_mahalanobis_matrix()
+    assert krylov.n_iter_ == eigen.n_iter_
+    assert_allclose(krylov.get_mahalanobis_matrix(), M, rtol=0, atol=1e-10 * np.abs(M).max())
+    assert_allclose(krylov.dual_coef_, eigen.dual_coef_, rtol=1e-8,
+                    atol=1e-14 * np.abs(eigen.dual_coef_).max())
+
+
+def test_fit_leaves_krylov_spaces_that_grow_long_for_the_eigenbasis(monkeypatch):
+    """Hard constraints spread the log-spectrum over 10⁴: Lanczos would need most of r."""
+    F, pairs, direction, target, _, _ = krylov_problem()
+    constraints = PairConstraints(pairs, direction.astype(int))
+    bounds = np.percentile(target, [0, 100])
+    calls = []
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["counters"][3])
+        return von_neumann_sweep(*args, **kwargs)
+
+    monkeypatch.setattr(psdmetric._von_neumann, "von_neumann_sweep", spy)
+    model = VonNeumann(gamma=np.inf, bounds=bounds, max_iter=6, tol=0.0, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(F, constraints=constraints)
+    # The first cycles (from the identity, a narrow spectrum) ran Lanczos, the rest the
+    # eigenbasis.
+    assert 0 < len(calls) < model.n_iter_
+    assert np.isfinite(model.components_).all()
 
 
 def test_label_fit_pipeline_grid_search_and_metric():

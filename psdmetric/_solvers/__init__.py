@@ -12,7 +12,7 @@ from ._online_kernels import (
     kernel_pola_block,
     pola_pass,
 )
-from ._von_neumann_kernels import von_neumann_sweep
+from ._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
 
 __all__ = [
     "ArrayCheckpoint",
@@ -33,5 +33,6 @@ __all__ = [
     "pola_pass",
     "rank_one_eigen_update",
     "screen_violations",
+    "von_neumann_krylov_sweep",
     "von_neumann_sweep",
 ]
