@@ -46,8 +46,8 @@ LEARNER_CODE = {
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
-    "VonNeumann": "relaxed-2",
-    "VonNeumannCV": "cv-2-relaxed-2",
+    "VonNeumann": "lanczos-1",
+    "VonNeumannCV": "cv-2-lanczos-1",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
