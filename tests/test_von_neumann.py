@@ -383,18 +383,34 @@ def test_krylov_sweep_equals_numpy_reference():
     assert_allclose(target, expected_target, rtol=1e-10)
 
 
-def test_fit_takes_the_krylov_sweep_from_its_rank_on(monkeypatch):
+@pytest.mark.parametrize("gamma", [np.inf, 1.0])
+def test_relaxed_lanczos_fit_reaches_the_exact_fixed_point(gamma, monkeypatch):
+    """From rank 32 the fit projects through Lanczos with relaxed roots and Lanczos runs;
+    at a tight tol it reaches the fixed point of exact projections on the eigenbasis."""
+    rank = psdmetric._von_neumann.KRYLOV_MIN_RANK
     rng = np.random.RandomState(13)
-    X = rng.randn(200, psdmetric._von_neumann.KRYLOV_MIN_RANK)
-    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 0.5)
-    krylov = VonNeumann(random_state=0).fit(X, y)
-    monkeypatch.setattr(psdmetric._von_neumann, "KRYLOV_MIN_RANK", X.shape[1] + 1)
-    eigen = VonNeumann(random_state=0).fit(X, y)
-    M = eigen.get_mahalanobis_matrix()
-    assert krylov.n_iter_ == eigen.n_iter_
-    assert_allclose(krylov.get_mahalanobis_matrix(), M, rtol=0, atol=1e-10 * np.abs(M).max())
-    assert_allclose(krylov.dual_coef_, eigen.dual_coef_, rtol=1e-8,
-                    atol=1e-14 * np.abs(eigen.dual_coef_).max())
+    X = rng.randn(120, rank)
+    pairs = rng.choice(120, size=(80, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    # Labels from a hidden diagonal metric, Euclidean 10th/90th-percentile bounds: most
+    # pairs start violated, and 80 pairs in 32 dimensions leave the bounds feasible.
+    hidden = np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2 * rng.lognormal(0, 1.5, rank), 1)
+    constraints = PairConstraints(pairs, np.where(hidden < np.median(hidden), 1, -1))
+    squared = np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2, axis=1)
+    bounds = tuple(np.percentile(squared, [10, 90]))
+    fits = {}
+    for label, min_rank, root_rtol in (("lanczos", rank, psdmetric._von_neumann.ROOT_RTOL),
+                                       ("exact", rank + 1, 0.0)):
+        monkeypatch.setattr(psdmetric._von_neumann, "KRYLOV_MIN_RANK", min_rank)
+        monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", root_rtol)
+        fits[label] = VonNeumann(gamma=gamma, bounds=bounds, tol=1e-12, max_iter=100_000,
+                                 random_state=0).fit(X, constraints=constraints)
+    assert fits["lanczos"].n_iter_ > 10
+    M = fits["exact"].get_mahalanobis_matrix()
+    assert_allclose(fits["lanczos"].get_mahalanobis_matrix(), M, rtol=0,
+                    atol=1e-9 * np.abs(M).max())
+    assert_allclose(fits["lanczos"].dual_coef_, fits["exact"].dual_coef_, rtol=1e-7,
+                    atol=1e-12 * np.abs(fits["exact"].dual_coef_).max())
 
 
 def test_fit_leaves_krylov_spaces_that_grow_long_for_the_eigenbasis(monkeypatch):
