@@ -391,7 +391,7 @@ def page(results, command):
         f"(≤ {FIT_RATIO_TARGET:g}× asked): γ = {selected['gamma']:g}: VonNeumann "
         f"{selected['cpu']:.1f} s CPU ({selected['cycles']} cycles), LogDet "
         f"{selected['logdet_cpu']:.2f} s CPU ({selected['logdet_cycles']} cycles): "
-        f"{selected['cpu'] / selected['logdet_cpu']:.0f}×.")
+        f"{selected['cpu'] / selected['logdet_cpu']:.1f}×.")
     lines.append(
         f"- MEG ≥ {MEG_RATE_TARGET:,.0f} rank-one updates/s at d = {meg['d']}: "
         f"{meg['updates_per_second_cpu']:,.0f}/s (CPU), {meg['updates_per_second_wall']:,.0f}/s "
@@ -481,7 +481,7 @@ def mnist_section(mn):
                      f"{row['cycles']} | {'yes' if row['converged'] else 'no'} | "
                      f"{row['test_error']:.2%} | {mn['euclidean_error']:.2%} | "
                      f"{row['logdet_cpu']:.2f} | {row['logdet_cycles']} | "
-                     f"{row['cpu'] / row['logdet_cpu']:.0f}× |")
+                     f"{row['cpu'] / row['logdet_cpu']:.1f}× |")
     return lines
 
 

@@ -17,72 +17,6 @@
 #define PSDMETRIC_KRYLOV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PSDMETRIC_KRYLOV_CLONES
-/* Eigenvalues d and first eigenvector components z of the symmetric tridiagonal m×m
- * matrix with diagonal d and subdiagonal e (e[i] couples i and i + 1; e[m - 1] unused),
- * both overwritten. Implicit QL with Wilkinson shifts (Bowdler, Martin, Reinsch &
- * Wilkinson's tql2) in which the rotations update only the first row of the
- * eigenvector matrix, as Golub & Welsch (1969) do for Gauss quadrature: O(m²) work
- * instead of LAPACK's O(m³) for all the vectors. Eigenvalues come unsorted.
- * Returns 0, or -1 if an eigenvalue took more than 60 iterations. */
-static int psdmetric_tridiagonal_first_row(ptrdiff_t m, double *__restrict d,
-                                           double *__restrict e, double *__restrict z)
-{
-    ptrdiff_t l, k, i, iterations;
-    double g, r, s, c, p, f, b;
-    for (i = 0; i < m; i++)
-        z[i] = 0.0;
-    z[0] = 1.0;
-    e[m - 1] = 0.0;
-    for (l = 0; l < m; l++) {
-        iterations = 0;
-        do {
-            /* k: the first negligible subdiagonal entry at or after l. */
-            for (k = l; k < m - 1; k++)
-                if (fabs(e[k]) <= DBL_EPSILON * (fabs(d[k]) + fabs(d[k + 1])))
-                    break;
-            if (k == l)
-                break;
-            if (iterations++ == 60)
-                return -1;
-            g = (d[l + 1] - d[l]) / (2.0 * e[l]);
-            r = hypot(g, 1.0);
-            g = d[k] - d[l] + e[l] / (g + copysign(r, g));
-            s = c = 1.0;
-            p = 0.0;
-            for (i = k - 1; i >= l; i--) {
-                f = s * e[i];
-                b = c * e[i];
-                /* Not hypot(): f and g are sums of log-eigenvalues, far from overflow,
-                 * and glibc's hypot made up a seventh of a fit's time. */
-                r = sqrt(f * f + g * g);
-                e[i + 1] = r;
-                if (r == 0.0) {
-                    /* Underflow: the matrix splits here; restart on the shorter block. */
-                    d[i + 1] -= p;
-                    e[k] = 0.0;
-                    break;
-                }
-                s = f / r;
-                c = g / r;
-                g = d[i + 1] - p;
-                r = (d[i] - g) * s + 2.0 * c * b;
-                p = s * r;
-                d[i + 1] = g + p;
-                g = c * r - b;
-                f = z[i + 1];
-                z[i + 1] = s * z[i] + c * f;
-                z[i] = c * z[i] - s * f;
-            }
-            if (r == 0.0 && i >= l)
-                continue;
-            d[l] -= p;
-            e[l] = g;
-            e[k] = 0.0;
-        } while (1);
-    }
-    return 0;
-}
-
 #endif
 
 /* y = L x for a symmetric r×r L stored in full, column-major: y = Σ_j x_j L[:, j].
@@ -178,7 +112,7 @@ static int psdmetric_tridiagonal_first_row(ptrdiff_t m, double *__restrict d,
             if (iterations++ == 60)
                 return -1;
             g = (d[l + 1] - d[l]) / (2.0 * e[l]);
-            r = hypot(g, 1.0);
+            r = fabs(g) < 1e150 ? sqrt(g * g + 1.0) : fabs(g);
             g = d[k] - d[l] + e[l] / (g + copysign(r, g));
             s = c = 1.0;
             p = 0.0;
@@ -186,7 +120,8 @@ static int psdmetric_tridiagonal_first_row(ptrdiff_t m, double *__restrict d,
                 f = s * e[i];
                 b = c * e[i];
                 /* Not hypot(): f and g are sums of log-eigenvalues, far from overflow,
-                 * and glibc's hypot made up a seventh of a fit's time. */
+                 * and glibc's hypot made up a seventh of a fit's time (the shift above
+                 * guards the one square that can overflow). */
                 r = sqrt(f * f + g * g);
                 e[i + 1] = r;
                 if (r == 0.0) {

@@ -14,7 +14,7 @@ eigen update on an m × m problem, and the update of L is one rank-one term.
 import numpy as np
 
 from libc.float cimport DBL_EPSILON
-from libc.math cimport INFINITY, NAN, exp, fabs, log
+from libc.math cimport INFINITY, NAN, exp, fabs, log, sqrt
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dnrm2, dscal
 
@@ -429,7 +429,9 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
                 alpha[j] = psdmetric_orthogonalise(n, j + 1, &basis[0, 0], &residual[0],
                                                    &coefficients[0])
                 steps = j + 1
-                b = dnrm2(&ni, &residual[0], &one)
+                # Not dnrm2: its overflow-safe scaling costs more than the product; the
+                # residual is of the order of ‖L‖.
+                b = sqrt(ddot(&ni, &residual[0], &one, &residual[0], &one))
                 beta[j] = b
                 scale = max(scale, fabs(alpha[j]), b)
                 # The space is invariant (or full): the estimate is exact.
