@@ -377,8 +377,9 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
     Lanczos matrix ``T = Y diag(θ) Yᵀ`` of m steps, ``ẑᵀ e^{L + tẑẑᵀ} ẑ`` is
     ``e₁ᵀ e^{T + t e₁e₁ᵀ} e₁`` (both matrices share the Krylov space), so the projection is
     the one of :func:`von_neumann_sweep` on ``diag(θ)`` seen from ``‖z‖ Yᵀe₁``, and the
-    update is ``L ← L + t ẑẑᵀ``. A visit costs about 2mr² flops (m ≈ 9–13 on MNIST at
-    r = 100) against the r³ rotation of the eigenbasis.
+    update is ``L ← L + t ẑẑᵀ``. A visit costs about 2mr² flops (m ≈ 13 on MNIST at
+    r = 100 with exact roots, fewer with relaxed ones) against the r³ rotation of the
+    eigenbasis.
 
     ``counters`` (optional, intp, length ≥ 3): projections, root-finder evaluations,
     secular passes and, if there is a fourth entry, Lanczos steps.
