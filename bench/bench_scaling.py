@@ -113,9 +113,16 @@ def cyclic_learners():
         candidate = getattr(psdmetric, name)
         if (inspect.isclass(candidate) and issubclass(candidate, BaseEstimator)
                 and hasattr(candidate, "fit") and hasattr(candidate, "transform")
-                and "max_iter" in candidate().get_params()):
+                and _has_max_iter(candidate)):
             found[name] = candidate
     return found
+
+
+def _has_max_iter(estimator_class):
+    # From the signature: wrappers such as PairsClassifier cannot be built without a learner.
+    # A cross-validated learner's max_iter (it takes cv) bounds each inner fit, not a cycle.
+    parameters = inspect.signature(estimator_class).parameters
+    return "max_iter" in parameters and "cv" not in parameters
 
 
 def other_estimators(learners):
@@ -123,7 +130,7 @@ def other_estimators(learners):
     return [name for name in psdmetric.__all__
             if name not in learners and inspect.isclass(getattr(psdmetric, name))
             and issubclass(getattr(psdmetric, name), BaseEstimator)
-            and "max_iter" in getattr(psdmetric, name)().get_params()]
+            and _has_max_iter(getattr(psdmetric, name))]
 
 
 def mixture(n, d, seed=0):
