@@ -50,9 +50,6 @@ cdef double KRYLOV_TOL = 1e-13
 # of that: far from the fixed point a visit needs fewer steps; near it |g(0)| and the
 # tolerance shrink together, so the fixed point stays exact (as for the relaxed roots).
 cdef double KRYLOV_FORCING = 0.1
-# The per-constraint outcome of _project.
-cdef int VIOLATED = 1
-cdef int PROJECTED = 2
 
 
 cdef struct Target:
@@ -190,22 +187,23 @@ cdef double _step(Work* wk, const double* Q, Target* tg, double g0, double tnu, 
     return _root(wk, Q, wk.zhat, tg, tnu, gnu, dgnu, True, tnu, 0.0)
 
 
-cdef int _project(Work* wk, const double* Q, double nw, Py_ssize_t c,
-                  const double* direction, double* target, const double* slack, double* dual,
-                  bint relative, double root_rtol, double* t) noexcept nogil:
+cdef bint _project(Work* wk, const double* Q, double nw, Py_ssize_t c,
+                   const double* direction, double* target, const double* slack,
+                   double* dual, bint relative, double root_rtol, double* t,
+                   Py_ssize_t* n_violated, Py_ssize_t* n_projections) noexcept nogil:
     """Visit constraint c, seen from ``w`` (in ``wk.w``, length ``wk.n``, ‖w‖ = nw) in the
     eigenbasis of the logarithm diag(Q).
 
     Projects when the constraint is violated or its dual is positive: ``t`` gets the step
     of ``log X ← log X + t ẑẑᵀ``, the dual and the slacked target are updated, and wk ends
-    decomposed at t. Returns the flags VIOLATED and PROJECTED; a root finder breakdown
-    leaves the constraint alone (not PROJECTED).
+    decomposed at t. Counts the constraint in ``n_violated`` if it is violated and in
+    ``n_projections`` if it was projected, and returns whether it was; a root finder
+    breakdown leaves the constraint alone.
     """
     cdef double lphi, dlphi, ltr, ratio, qz = 0.0, g0
     cdef bint violated, clipped
     cdef Py_ssize_t kk
     cdef Target tg
-    cdef int outcome = 0
     tg.relative = relative
     _unit_spectrum(wk, Q, nw)
     for kk in range(wk.m):
@@ -218,20 +216,21 @@ cdef int _project(Work* wk, const double* Q, double nw, Py_ssize_t c,
     tg.tol = max(ROOT_TOL, root_rtol * fabs(g0))
     violated = direction[c] * g0 > 0.0
     if violated:
-        outcome = VIOLATED
+        n_violated[0] += 1
     elif not dual[c] > 0.0:
-        return outcome
+        return False
     if g0 == 0.0:
-        return outcome
+        return False
     wk.roots_valid = False
     t[0] = _step(wk, Q, &tg, g0, direction[c] * dual[c] * nw * nw, violated, qz, &clipped)
     if not (fabs(t[0]) < INFINITY):
         wk.roots_valid = False
-        return outcome  # the root finder broke down: leave this constraint alone
+        return False  # the root finder broke down: leave this constraint alone
     dual[c] = 0.0 if clipped else dual[c] - direction[c] * t[0] / (nw * nw)
     if tg.kappa > 0.0:
         target[c] = target[c] * exp(-tg.kappa * t[0])
-    return outcome | PROJECTED
+    n_projections[0] += 1
+    return True
 
 
 def _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters):
@@ -282,7 +281,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     """
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0]
     cdef Py_ssize_t tt, c, kk, n_violated = 0, n_projections = 0, n_rotated = 0
-    cdef int ni = <int> n, one = 1, outcome
+    cdef int ni = <int> n, one = 1
     cdef double nw, t
     _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters)
     if relative and np.any(np.asarray(slack) != 0.0):
@@ -305,13 +304,9 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             # A pair with no length under the current metric carries no information.
             if not (0.0 < nw < INFINITY):
                 continue
-            outcome = _project(wk, &Q[0], nw, c, &direction[0], &target[0], &slack[0],
-                               &dual[0], relative, root_rtol, &t)
-            if outcome & VIOLATED:
-                n_violated += 1
-            if not outcome & PROJECTED:
+            if not _project(wk, &Q[0], nw, c, &direction[0], &target[0], &slack[0],
+                            &dual[0], relative, root_rtol, &t, &n_violated, &n_projections):
                 continue
-            n_projections += 1
             _apply(wk, &Q[0], Wc, Wn)
             n_rotated += wk.k
             swap = Wc
@@ -389,7 +384,7 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0]
     cdef Py_ssize_t tt, c, kk, j, steps, estimated, n_violated = 0, n_projections = 0
     cdef Py_ssize_t n_lanczos = 0, first_check = 2
-    cdef int ni = <int> n, one = 1, outcome
+    cdef int ni = <int> n, one = 1
     cdef double nv, t, b, scale, estimate = 0.0, previous, log_bound
     _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters)
     if n == 0 or m == 0:
@@ -464,13 +459,9 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
             wk.n = steps
             for kk in range(steps):
                 wk.w[kk] = nv * first[kk]
-            outcome = _project(wk, &theta[0], nv, c, &direction[0], &target[0], &slack[0],
-                               &dual[0], False, root_rtol, &t)
-            if outcome & VIOLATED:
-                n_violated += 1
-            if not outcome & PROJECTED:
+            if not _project(wk, &theta[0], nv, c, &direction[0], &target[0], &slack[0],
+                            &dual[0], False, root_rtol, &t, &n_violated, &n_projections):
                 continue
-            n_projections += 1
             psdmetric_symmetric_rank_one(n, t, &basis[0, 0], &L[0, 0])
     # Q ascending and W orthonormal again, for the screen and the next cycle.
     values, eigenvectors = np.linalg.eigh(L_array)
