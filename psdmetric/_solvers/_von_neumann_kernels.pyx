@@ -233,6 +233,18 @@ cdef bint _project(Work* wk, const double* Q, double nw, Py_ssize_t c,
     return True
 
 
+cdef void _count(Py_ssize_t[::1] counters, Py_ssize_t n_projections, Work* wk,
+                 Py_ssize_t fourth):
+    """Add a sweep's projections, evaluations, secular passes and its fourth count."""
+    if counters is None:
+        return
+    counters[0] += n_projections
+    counters[1] += wk.n_evaluations
+    counters[2] += wk.n_passes
+    if counters.shape[0] > 3:
+        counters[3] += fourth
+
+
 def _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters):
     """The argument checks both sweeps share."""
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0]
@@ -318,12 +330,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
                 Q[n - 1] = 0.0
         if Wc != &W[0, 0]:
             memcpy(&W[0, 0], Wc, n * n * sizeof(double))
-    if counters is not None:
-        counters[0] += n_projections
-        counters[1] += wk.n_evaluations
-        counters[2] += wk.n_passes
-        if counters.shape[0] > 3:
-            counters[3] += n_rotated
+    _count(counters, n_projections, wk, n_rotated)
     return n_violated
 
 
@@ -467,10 +474,5 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
     values, eigenvectors = np.linalg.eigh(L_array)
     np.asarray(Q)[:] = values
     np.asarray(W)[:] = eigenvectors
-    if counters is not None:
-        counters[0] += n_projections
-        counters[1] += wk.n_evaluations
-        counters[2] += wk.n_passes
-        if counters.shape[0] > 3:
-            counters[3] += n_lanczos
+    _count(counters, n_projections, wk, n_lanczos)
     return n_violated
