@@ -22,6 +22,18 @@ _CONSTRAINT_TYPES = {
 }
 
 
+def oriented_columns(vectors):
+    """``vectors`` with each column's largest-magnitude entry made positive.
+
+    Eigenvector signs are the LAPACK build's choice; fixing them keeps ``transform``
+    the same on every machine.
+    """
+    if vectors.size == 0:
+        return vectors
+    largest = vectors[np.argmax(np.abs(vectors), axis=0), np.arange(vectors.shape[1])]
+    return vectors * np.where(largest < 0, -1.0, 1.0)
+
+
 def _learned_distance(u, v, components):
     difference = components @ (np.asarray(u) - np.asarray(v))
     return np.sqrt(difference @ difference)

@@ -20,7 +20,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PairClassifierMixin
+from ._base import PairClassifierMixin, oriented_columns
 from ._online import OnlineMixin
 from ._solvers import kernel_pola_block, pola_pass
 
@@ -323,7 +323,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
     def _set_components(self):
         eigenvalues, eigenvectors = linalg.eigh(self._symmetric_matrix())
         scales = np.sqrt(np.maximum(eigenvalues, 0.0))
-        self.components_ = scales[:, None] * eigenvectors.T
+        self.components_ = scales[:, None] * oriented_columns(eigenvectors).T
         self.threshold_ = self._threshold
 
 
@@ -638,7 +638,7 @@ class KernelPOLA(POLA):
         eigenvalues, eigenvectors = linalg.eigh(self._small_matrix())
         scales = np.sqrt(np.maximum(eigenvalues, 0.0))
         self.embedding_ = (self._coefficients[: len(self.support_), : self._rank]
-                           @ (eigenvectors * scales))
+                           @ (oriented_columns(eigenvectors) * scales))
         self.threshold_ = self._threshold
         if self.kernel == "linear":
             self.components_ = self.embedding_.T @ self.support_
