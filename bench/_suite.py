@@ -46,8 +46,8 @@ LEARNER_CODE = {
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
-    "VonNeumann": "lanczos-3",
-    "VonNeumannCV": "cv-2-lanczos-3",
+    "VonNeumann": "lanczos-4",
+    "VonNeumannCV": "cv-2-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
