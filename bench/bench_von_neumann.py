@@ -384,15 +384,18 @@ def page(results, command):
         f"{selected['wall']:.1f} s wall, {selected['cycles']} cycles, converged "
         f"{'yes' if selected['converged'] else 'no'}, error {selected['test_error']:.2%} vs "
         f"Euclidean {mn['euclidean_error']:.2%}: " + ("yes" if good else "**no**"))
-    labels = {}
+    ratios, named = [], {}
     for fit in mn["fits"]:
-        labels.setdefault(fit["gamma"], []).append(fit["fit"])
-    ratios = [
-        f"γ = {fit['gamma']:g} ({', '.join(labels.pop(fit['gamma']))}): VonNeumann "
-        f"{fit['cpu']:.2f} s CPU ({fit['cycles']} cycles), LogDet {fit['logdet_cpu']:.2f} s "
-        f"CPU ({fit['logdet_cycles']} cycles): {fit['cpu'] / fit['logdet_cpu']:.1f}× "
-        + ("(yes)" if fit["cpu"] <= FIT_RATIO_TARGET * fit["logdet_cpu"] else "(**no**)")
-        for fit in mn["fits"] if fit["gamma"] in labels]
+        named.setdefault(fit["gamma"], []).extend([] if fit["fit"].startswith("γ") else
+                                                   [fit["fit"]])
+    for gamma, names in named.items():
+        fit = next(f for f in mn["fits"] if f["gamma"] == gamma)
+        ratios.append(
+            f"γ = {gamma:g}" + (f" ({', '.join(names)})" if names else "")
+            + f": VonNeumann {fit['cpu']:.2f} s CPU ({fit['cycles']} cycles), LogDet "
+            f"{fit['logdet_cpu']:.2f} s CPU ({fit['logdet_cycles']} cycles): "
+            f"{fit['cpu'] / fit['logdet_cpu']:.1f}× "
+            + ("(yes)" if fit["cpu"] <= FIT_RATIO_TARGET * fit["logdet_cpu"] else "(**no**)"))
     lines.append(
         "- Total fit time against LogDet on the same 10,000 pairs, bounds, γ and tol "
         f"(≤ {FIT_RATIO_TARGET:g}× asked): " + "; ".join(ratios) + ".")
