@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from ._base import oriented_columns
 from ._constraints import DistanceTargets
 from ._online import OnlineMixin, target_sides
 from ._solvers import EstimatorCheckpoint, Round, burg_matrix_pass, burg_vector_pass, iterate
@@ -282,7 +283,7 @@ class OnlineLogDet(OnlineMixin):
         with threadpool_limits(limits=1, user_api="blas"):
             shifts, vectors = np.linalg.eigh(mean_inverse)
         scales = np.sqrt(self.scale_ / (1.0 + np.maximum(shifts, 0.0)))
-        self.components_ = scales[:, None] * vectors.T
+        self.components_ = scales[:, None] * oriented_columns(vectors).T
 
 
 def _mean_iterate(X, pairs, start, steps):

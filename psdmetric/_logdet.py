@@ -13,6 +13,7 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 import numpy as np
 from scipy import linalg, sparse
 
+from ._base import oriented_columns
 from ._bregman import PairBregmanMixin, pair_difference_basis, prior_eigenpairs
 from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
 
@@ -193,9 +194,11 @@ class LogDet(PairBregmanMixin):
             # M's factor is I + Q (B − I) Qᵀ in the prior's range: the identity off the span.
             transform = basis @ ((B.T - np.eye(len(B))) @ basis.T)
             transform[np.diag_indices_from(transform)] += 1.0
-            self.components_ = transform @ initial
+            components = transform @ initial
         else:
-            self.components_ = B.T @ initial
+            components = B.T @ initial
+        # A row's sign is free (LᵀL is the same); fixed, transform is the same on every build.
+        self.components_ = oriented_columns(components.T).T
         self.dual_coef_ = dual
 
     def _start(self, rows, local_pairs, constraints, targets):

@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from threadpoolctl import threadpool_limits
 
+from ._base import oriented_columns
 from ._online import OnlineMixin, target_sides
 from ._solvers import meg_pass
 
@@ -197,4 +198,4 @@ class MEG(OnlineMixin):
     def _set_components(self):
         weights = np.exp(self._log_eigenvalues)
         weights /= weights.sum()
-        self.components_ = np.sqrt(weights)[:, None] * self._eigenvectors.T
+        self.components_ = np.sqrt(weights)[:, None] * oriented_columns(self._eigenvectors).T

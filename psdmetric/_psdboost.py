@@ -32,7 +32,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import MahalanobisMixin
+from ._base import MahalanobisMixin, oriented_columns
 from ._constraints import triplets_from_labels
 from ._solvers import Round, iterate
 from ._solvers._base_learner import extreme_points
@@ -440,4 +440,4 @@ def _orthogonal_factor(bases, theta):
     _, singular_values, Vt = linalg.svd(weighted, full_matrices=False, lapack_driver="gesvd")
     rank_tol = max(weighted.shape) * np.finfo(float).eps * singular_values[0]
     keep = singular_values > rank_tol
-    return singular_values[keep, None] * Vt[keep]
+    return singular_values[keep, None] * oriented_columns(Vt[keep].T).T

@@ -18,6 +18,7 @@ projections and dual corrections (Kulis et al., 2009, Alg. 3).
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ._base import oriented_columns
 from ._bregman import PairBregmanMixin, ascending_prior
 from ._solvers import (
     cyclic_projections,
@@ -46,7 +47,7 @@ def components_from_eigen(eigenvectors, W, Q, trace_one):
     if trace_one:
         eigenvalues /= eigenvalues.sum()
     vectors = eigenvectors @ W
-    eigenvalues, vectors = eigenvalues[::-1].copy(), np.ascontiguousarray(vectors[:, ::-1])
+    eigenvalues, vectors = eigenvalues[::-1].copy(), oriented_columns(vectors[:, ::-1])
     return eigenvalues, vectors, np.sqrt(eigenvalues)[:, None] * vectors.T
 
 
