@@ -426,6 +426,7 @@ def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pa
             b = 1.0 / nv
             dscal(&ni, &b, &basis[0, 0], &one)
             log_bound = log(target[c]) - 2.0 * log(nv)  # g = log(ẑᵀe^Lẑ) − log_bound
+            scale = 0.0
             steps = 0
             estimated = 0
             log_moment = 0.0
