@@ -101,10 +101,9 @@ def score(folds, euclidean):
                           for f, e in zip(folds, euclidean)]))
 
 
-def misclassified(name, errors):
+def misclassified(test_sizes, errors):
     """Points misclassified over the folds: each fold's error times its size."""
-    _, _, folds = suite_data(name)
-    return int(sum(round(error * len(test)) for error, (_, test) in zip(errors, folds)))
+    return int(sum(round(error * size) for error, size in zip(errors, test_sizes)))
 
 
 def leave_one_out(scores, datasets):
@@ -223,16 +222,17 @@ def main(argv=None):
                        for seed in SEEDS]
             first = [f["error"] for f in folds[s, name, SEEDS[0]]]
             euclidean_error = float(np.mean(euclidean[name]))
-            points = [misclassified(name, [f["error"] for f in folds[s, name, seed]])
+            test_sizes = [len(test) for _, test in suite_data(name)[2]]
+            points = [misclassified(test_sizes, [f["error"] for f in folds[s, name, seed]])
                       for seed in SEEDS]
-            euclidean_points = misclassified(name, euclidean[name])
+            euclidean_points = misclassified(test_sizes, euclidean[name])
             held_out[name] = {
                 "chosen": s, "error": float(np.mean(by_seed)), "errors_by_seed": by_seed,
                 "error_se": float(np.std(first, ddof=1) / np.sqrt(len(first))),
                 "euclidean": euclidean_error, "score": scores[s][name],
                 "not_worse_by_seed": [e <= euclidean_error + 1e-12 for e in by_seed],
                 "misclassified_by_seed": points, "euclidean_misclassified": euclidean_points,
-                "n_samples": len(suite_data(name)[1])}
+                "n_samples": sum(test_sizes)}
         not_worse = [sum(r["not_worse_by_seed"][i] for r in held_out.values())
                      for i in range(len(SEEDS))]
         not_worse_by_count = [
