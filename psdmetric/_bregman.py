@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin
 from ._constraints import check_bounds, squared_distance_bounds
+from ._solvers import one_blas_thread
 
 
 class PairBregmanMixin(MahalanobisMixin):
@@ -67,7 +68,8 @@ class PairBregmanMixin(MahalanobisMixin):
         """
         rng = check_random_state(self.random_state)
         X, constraints = self._validate_fit(X, y, constraints, rng)
-        self._fit(X, constraints, rng)
+        with one_blas_thread():
+            self._fit(X, constraints, rng)
         self.constraints_ = constraints
         return self
 

@@ -16,7 +16,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._base import oriented_columns
 from ._constraints import DistanceTargets
@@ -229,12 +228,6 @@ class OnlineLogDet(OnlineMixin):
         self._rate = self.eta / self.initial_weight_**2
 
     def _one_pass(self, X, constraints):
-        # One thread: the d×d products are small, and the result must not depend on the
-        # thread count.
-        with threadpool_limits(limits=1, user_api="blas"):
-            return self._one_pass_one_thread(X, constraints)
-
-    def _one_pass_one_thread(self, X, constraints):
         X = np.ascontiguousarray(X, dtype=np.float64)
         if self._factor is None:
             self._start(X, constraints)
@@ -280,8 +273,7 @@ class OnlineLogDet(OnlineMixin):
             mean_inverse = self._factor @ self._factor.T
         else:
             mean_inverse = self._inverse_sum / self._n_averaged
-        with threadpool_limits(limits=1, user_api="blas"):
-            shifts, vectors = np.linalg.eigh(mean_inverse)
+        shifts, vectors = np.linalg.eigh(mean_inverse)
         scales = np.sqrt(self.scale_ / (1.0 + np.maximum(shifts, 0.0)))
         self.components_ = scales[:, None] * oriented_columns(vectors).T
 

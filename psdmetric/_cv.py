@@ -10,7 +10,6 @@ as the plain learner would draw them, so each inner fit solves the problem of
 of a fold in increasing order, each fit warm-started from the duals of the last.
 """
 
-import functools
 import time
 import warnings
 from numbers import Integral, Real
@@ -25,12 +24,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
-from threadpoolctl import ThreadpoolController
 
 from ._base import MahalanobisMixin
 from ._bregman import prior_eigenpairs
 from ._constraints import PairConstraints
 from ._logdet import LogDet
+from ._solvers import threadpool_controller
 from ._von_neumann import VonNeumann
 
 
@@ -75,12 +74,6 @@ def _true_class_probability(knn, Z_test, y_test):
     return float(np.mean(np.where(seen, proba[np.arange(len(y_test)), index], 0.0)))
 
 
-@functools.cache
-def _threadpool_controller():
-    """One controller per process: building one scans every loaded library."""
-    return ThreadpoolController()
-
-
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
                 knn_neighbors, seed):
     """Held-out k-NN score and fit time of ``learner`` for every γ on one fold and scheme.
@@ -93,10 +86,10 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     X_train, y_train = X[train], y[train]
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
         return None
-    # Paths run in parallel (n_jobs): threads inside the small k-NN queries only contend.
+    # Paths run in parallel (n_jobs): threads inside the small k-NN queries and products
+    # only contend (OpenMP and BLAS alike).
     # Ctrl-C stops the search: an inner fit must not keep a partial metric and go on.
-    with _threadpool_controller().limit(limits=1, user_api="openmp"), \
-            warnings.catch_warnings():
+    with threadpool_controller().limit(limits=1), warnings.catch_warnings():
         warnings.filterwarnings("error", ".*training interrupted by the user",
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)

@@ -8,7 +8,6 @@ exact projections (Kulis, Sustik & Dhillon (2009), §6.3). The matrix is kept as
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
-from threadpoolctl import threadpool_limits
 
 from ._bregman import PairBregmanMixin, ascending_prior
 from ._solvers import (
@@ -226,12 +225,6 @@ class DefiniteBoost(PairBregmanMixin):
         self.random_state = random_state
 
     def _fit(self, X, constraints, rng):
-        # One thread: the d×d products are small, and the result must not depend on the
-        # thread count.
-        with threadpool_limits(limits=1, user_api="blas"):
-            self._fit_one_thread(X, constraints, rng)
-
-    def _fit_one_thread(self, X, constraints, rng):
         eigenvectors, eigenvalues = ascending_prior(X, self.prior, self.n_components)
         eigenvalues = eigenvalues / eigenvalues.sum()
         factor = np.ascontiguousarray(X @ eigenvectors)

@@ -12,7 +12,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import threadpool_limits
 
 from ._base import oriented_columns
 from ._online import OnlineMixin, target_sides
@@ -186,11 +185,9 @@ class MEG(OnlineMixin):
             self._rate = 1.0 if self.eta == "auto" else float(self.eta) * self._scale * self._scale
             self.eta_ = self._rate / self._scale / self._scale
         losses = np.empty(len(pairs))
-        with threadpool_limits(limits=1, user_api="blas"):
-            loss = meg_pass(np.ascontiguousarray(X / np.sqrt(self._scale)), pairs,
-                            constraints.distances / self._scale,
-                            target_sides(constraints), self._rate,
-                            self._log_eigenvalues, self._eigenvectors, losses)
+        loss = meg_pass(np.ascontiguousarray(X / np.sqrt(self._scale)), pairs,
+                        constraints.distances / self._scale, target_sides(constraints),
+                        self._rate, self._log_eigenvalues, self._eigenvectors, losses)
         loss = loss * self._scale * self._scale
         self.cumulative_loss_ += loss
         return loss

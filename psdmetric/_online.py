@@ -33,7 +33,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
 from ._base import MahalanobisMixin
-from ._solvers import EstimatorCheckpoint, Round, iterate
+from ._solvers import EstimatorCheckpoint, Round, iterate, one_blas_thread
 
 
 class OnlineMixin(MahalanobisMixin):
@@ -63,7 +63,7 @@ class OnlineMixin(MahalanobisMixin):
         self : object
             Fitted estimator.
         """
-        with EstimatorCheckpoint(self) as checkpoint:
+        with one_blas_thread(), EstimatorCheckpoint(self) as checkpoint:
             self._rng = check_random_state(self.random_state)
             X, constraints = self._validate_fit(X, y, constraints, self._rng)
             self._initialize(X.shape[1])
@@ -78,7 +78,7 @@ class OnlineMixin(MahalanobisMixin):
             self.n_iter_ = iterate(one_pass, checkpoint, max_iter=self.max_iter,
                                    verbose=self.verbose, name=type(self).__name__,
                                    unit="pass", columns=((self._pass_summary, ".6e"),))
-        self._set_components()
+            self._set_components()
         self.constraints_ = constraints
         return self
 
@@ -116,7 +116,7 @@ class OnlineMixin(MahalanobisMixin):
         self : object
             Updated estimator.
         """
-        with EstimatorCheckpoint(self):
+        with one_blas_thread(), EstimatorCheckpoint(self):
             first_call = not hasattr(self, "_rng")
             if first_call:
                 self._rng = check_random_state(self.random_state)

@@ -34,7 +34,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import MahalanobisMixin, oriented_columns
 from ._constraints import triplets_from_labels
-from ._solvers import Round, iterate
+from ._solvers import Round, iterate, one_blas_thread
 from ._solvers._base_learner import extreme_points
 from ._solvers._master_lp import RestrictedMaster
 
@@ -284,18 +284,20 @@ class PSDBoost(MahalanobisMixin):
             X, constraints.triplets, relative=self.margin == "relative")
         rank = min(_default_min_rank(X.shape[1]) if self.min_rank is None else self.min_rank,
                    X.shape[1])
-        generation = _ColumnGeneration(
-            differences, C, rank=rank, smoothing=self.smoothing,
-            bases_per_iter=self.bases_per_iter, tol=self.tol, rng=rng, name=type(self).__name__,
-        )
-        self.n_iter_ = iterate(
-            generation.one_round, generation, max_iter=self.max_iter, verbose=self.verbose,
-            name=type(self).__name__, unit="iteration", columns=generation.columns,
-        )
-        solution = generation.solved[1]
+        with one_blas_thread():
+            generation = _ColumnGeneration(
+                differences, C, rank=rank, smoothing=self.smoothing,
+                bases_per_iter=self.bases_per_iter, tol=self.tol, rng=rng,
+                name=type(self).__name__,
+            )
+            self.n_iter_ = iterate(
+                generation.one_round, generation, max_iter=self.max_iter,
+                verbose=self.verbose, name=type(self).__name__, unit="iteration",
+                columns=generation.columns,
+            )
+            _, w, bases, theta, rho, xi = generation.solved[1]
+            self.components_ = _orthogonal_factor(bases, theta)
         duals, upper_bounds = np.array(generation.duals), np.array(generation.upper_bounds)
-        _, w, bases, theta, rho, xi = solution
-        self.components_ = _orthogonal_factor(bases, theta)
         self.bases_ = bases
         self.base_weights_ = theta
         self.dual_coef_ = w

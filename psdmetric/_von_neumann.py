@@ -16,7 +16,6 @@ projections and dual corrections (Kulis et al., 2009, Alg. 3).
 """
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ._base import oriented_columns
 from ._bregman import PairBregmanMixin, ascending_prior
@@ -229,15 +228,12 @@ class VonNeumann(PairBregmanMixin):
             return n_violated
 
         rows, local_pairs = paired_rows(factor, constraints.pairs)
-        # One thread: the r×r products are too small to gain from more, and the result
-        # must not depend on the thread count.
-        with threadpool_limits(limits=1, user_api="blas"):
-            self.n_iter_ = cyclic_projections(
-                sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
-                verbose=self.verbose, name=type(self).__name__, random_state=rng,
-                screen=lambda: screen_violations((rows @ W) * np.exp(Q / 2), local_pairs,
-                                                 direction, targets),
-            )
+        self.n_iter_ = cyclic_projections(
+            sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
+            verbose=self.verbose, name=type(self).__name__, random_state=rng,
+            screen=lambda: screen_violations((rows @ W) * np.exp(Q / 2), local_pairs,
+                                             direction, targets),
+        )
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=False)
         self.dual_coef_ = dual

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from scipy import sparse
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
+import psdmetric
 from psdmetric import (
     MEG,
     POLA,
@@ -188,6 +189,27 @@ def test_same_seed_bit_identical_across_thread_counts_and_pickle_clone(Estimator
     assert np.array_equal(restored.transform(X), one.transform(X))
     refit = quiet(clone(one), X, y)
     assert np.array_equal(refit.components_, one.components_)
+
+
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)
+def test_fit_iterates_with_one_blas_thread(Estimator, monkeypatch):
+    # Two threads cost more than they save on a learner's small products.
+    threads = []
+
+    def recording(iterate):
+        def recorded(*args, **kwargs):
+            threads.append(max(library["num_threads"] for library in threadpool_info()
+                               if library["user_api"] == "blas"))
+            return iterate(*args, **kwargs)
+        return recorded
+
+    for module in (psdmetric._solvers._cyclic, psdmetric._online, psdmetric._psdboost,
+                   psdmetric._definite_boost):
+        monkeypatch.setattr(module, "iterate", recording(module.iterate))
+    X, y = blobs(n_samples=60, n_features=5, n_classes=3, seed=4)
+    with threadpool_limits(2):
+        quiet(Estimator(random_state=0), X, y)
+    assert threads and set(threads) == {1}
 
 
 @pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=ids)

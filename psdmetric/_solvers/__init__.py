@@ -12,6 +12,7 @@ from ._online_kernels import (
     kernel_pola_block,
     pola_pass,
 )
+from ._threads import one_blas_thread, threadpool_controller
 from ._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
 
 __all__ = [
@@ -28,11 +29,13 @@ __all__ = [
     "kernel_pola_block",
     "logdet_sweep",
     "meg_pass",
+    "one_blas_thread",
     "pair_squared_distances",
     "paired_rows",
     "pola_pass",
     "rank_one_eigen_update",
     "screen_violations",
+    "threadpool_controller",
     "von_neumann_krylov_sweep",
     "von_neumann_sweep",
 ]
