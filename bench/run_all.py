@@ -1,7 +1,7 @@
 """Regenerate every benchmark result under docs/benchmarks/ with one command.
 
 Runs every script in ``bench/`` (every ``*.py`` not starting with ``_``, this file
-excepted), then the second runs of ``EXTRA_RUNS`` (the suite's goal pages), one
+excepted), then the second runs of ``EXTRA_RUNS`` (the check sets' page), one
 after the other so that their timings do not disturb each other, from the repository
 root, and prints a summary. A script that fails does not stop the others;
 the exit code is non-zero if any failed.
