@@ -46,7 +46,7 @@ class OnlineLogDet(OnlineMixin):
         exactly when its prediction and target are both at the starting scale. A pair
         below its target along a direction where the metric nears its ceiling κ is
         learnt at a smaller rate (see above). The default was chosen by
-        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`); tune it
+        leave-one-data-set-out on 12 data sets (see :ref:`choosing_defaults`); tune it
         like any hyper-parameter (e.g. with ``GridSearchCV``).
 
     scale : "auto" or float, default="auto"

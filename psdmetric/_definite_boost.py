@@ -58,7 +58,7 @@ class DefiniteBoost(PairBregmanMixin):
         eigenvalues of ``log W`` by at most ``gamma`` (scale-free, and the same for any
         number of pairs); ``np.inf`` enforces the constraints exactly (needed for
         ``projection="exact"``). The default was chosen with ``n_neighbors=3`` by
-        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`).
+        leave-one-data-set-out on 12 data sets (see :ref:`choosing_defaults`).
 
     bounds : array-like of shape (2,), default=None
         Squared-distance bounds ``(u, l)`` under the trace-one metric. ``None`` takes
@@ -155,7 +155,7 @@ class DefiniteBoost(PairBregmanMixin):
     (``gamma=np.inf``) the dual objective then falls without bound; the fit stops, with
     a ``ConvergenceWarning``, as soon as it falls below ``log λmin(W₁)``, which no
     feasible problem allows (weak duality: ``D_vN(W, W₁) ≤ −log λmin(W₁)`` for every
-    trace-one W). On the development suite of :ref:`choosing_defaults` that happens on
+    trace-one W). On the first eleven sets of :ref:`choosing_defaults` that happens on
     every data set within a few steps, at a metric dominated by one direction (on iris
     and breast cancer its top eigenvalue holds 67–100 % of the trace) that is worse for
     k-NN than the Euclidean one on 9 of 11 sets. With slack the problem always has a

@@ -45,7 +45,7 @@ class LogDet(PairBregmanMixin):
     gamma : float, default=0.1
         Weight γ > 0 of the slack divergence ``D_ld(ξ, ξ₀)``: small γ lets the bounds
         move freely, ``np.inf`` enforces the constraints exactly. The default was
-        chosen with ``n_neighbors=3`` by leave-one-data-set-out on 11 data sets (see
+        chosen with ``n_neighbors=3`` by leave-one-data-set-out on 12 data sets (see
         :ref:`choosing_defaults`).
 
     bounds : array-like of shape (2,), default=None

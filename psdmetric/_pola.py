@@ -63,7 +63,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         Relaxation γ ≥ 0 of the inseparable case (eq. 12): larger values take smaller
         steps. 0 is the separable algorithm of Fig. 1. The defaults of ``gamma``,
         ``init``, ``initial_threshold`` and ``n_neighbors`` were chosen together by
-        leave-one-data-set-out on 11 data sets (see :ref:`choosing_defaults`).
+        leave-one-data-set-out on 12 data sets (see :ref:`choosing_defaults`).
 
     init : {"identity", "zero"}, default="identity"
         The starting matrix A₁. "identity": ``A₁ = c·I`` with c such that the median

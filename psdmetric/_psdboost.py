@@ -38,7 +38,7 @@ from ._solvers import Round, iterate, one_blas_thread
 from ._solvers._base_learner import extreme_points
 from ._solvers._master_lp import RestrictedMaster
 
-# Defaults chosen by leave-one-data-set-out 5-NN error over a 13-set suite
+# Defaults chosen by leave-one-data-set-out 5-NN error over a 14-set suite
 # (bench/bench_psdboost_defaults.py): target neighbours, the cap on triplets, the
 # fraction ν of triplets allowed inside the margin when C is None (C = 1 / (ν
 # n_triplets)), min_rank = ⌈fraction · n_features⌉ up to a cap when it is None, and
