@@ -313,7 +313,7 @@ def markdown(results):
 def plot(results):
     plt = pyplot()
     datasets = results["datasets"]
-    columns = 4
+    columns = min(4, len(datasets) + 1)
     rows = -(-(len(datasets) + 1) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
     axes = axes.ravel()
