@@ -362,6 +362,10 @@ def main(argv=None):
                + [(name, "psdmetric", name) for name in learners]
                + [(row, "reference", key) for key, (row, _) in ANCHORS.items()])
     available = CHECK_SETS if args.check else SUITE
+    unknown = sorted(set(args.datasets or ()) - set(available))
+    if unknown:
+        raise SystemExit(f"--datasets: {', '.join(unknown)} not among the "
+                         f"{'check sets' if args.check else 'suite sets'} (add or drop --check)")
     datasets = [d for d in available if args.datasets is None or d in args.datasets]
     name = "check" if args.check else "suite"
     results = {"machine": machine(), "budget": args.budget, "datasets": datasets,
