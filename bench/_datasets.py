@@ -7,7 +7,7 @@ package. Nothing is downloaded at run time.
 ``SUITE`` names the development suite: 14 classification sets with n from 145 to
 5,000, d from 4 to 784 and 2 to 32 classes. ``load_suite(name)`` returns it as numeric
 features and integer labels, rows with missing values dropped, at most ``max_samples``
-rows (a stratified subsample, fixed by ``random_state``). ``CHECK_SETS`` names two
+rows (a stratified subsample, fixed by ``random_state``). ``CHECK_SETS`` names four
 more, kept out of every choice of a default to check the defaults on.
 """
 
@@ -42,6 +42,11 @@ R_SETS = {
     # Check sets: ISLR's orange-juice brand and private or public college.
     "oj": ("ISLR", ("OJ",), ("Purchase",), ("Store7",)),
     "college": ("ISLR", ("College",), ("Private",), ()),
+    # Check sets with many classes: Italian olive oils' area of origin from their fatty
+    # acids (the region, which the area determines, left out), and Australian athletes'
+    # sport from blood and body measurements.
+    "olive": ("dslabs", ("olive",), ("area",), ("region",)),
+    "ais": ("DAAG", ("ais",), ("sport",), ("sex",)),
 }
 
 SUITE = (
@@ -50,8 +55,9 @@ SUITE = (
     "penguins", "leaf_id_flavia",
 )
 # Check sets: never used to choose a default. Added after the defaults were chosen, to
-# score them on data that no choice has seen (d = 16 and 17, between the suite's 13 and 30).
-CHECK_SETS = ("oj", "college")
+# score them on data that no choice has seen: two with 2 classes (d = 16 and 17), then
+# two with 9 and 10 (d = 8 and 11).
+CHECK_SETS = ("oj", "college", "olive", "ais")
 
 
 def load_mnist5000(n_components=100, random_state=0):

@@ -17,8 +17,8 @@ the slowest so far fits in the budget; a cell that did not finish every fold say
     python bench/bench_suite.py --datasets iris wine --out /tmp/suite
     python bench/bench_suite.py --check    # the check sets: docs/benchmarks/check.*
 
-``--check`` runs the same table on ``_datasets.CHECK_SETS``, two sets (d = 16 and 17)
-that no choice of a default has seen.
+``--check`` runs the same table on ``_datasets.CHECK_SETS``, four sets (d from 8 to 17,
+2 to 10 classes) that no choice of a default has seen.
 """
 
 import inspect
@@ -313,7 +313,7 @@ def markdown(results):
 def plot(results):
     plt = pyplot()
     datasets = results["datasets"]
-    columns = min(4, len(datasets) + 1)
+    columns = min(5, len(datasets) + 1)
     rows = -(-(len(datasets) + 1) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
     axes = axes.ravel()
