@@ -41,13 +41,13 @@ LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-5",
     "LogDet": "span-1",
-    "LogDetCV": "cv-3-span-1",
+    "LogDetCV": "cv-4-span-1",
     "MEG": "online-3",
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-2",
     "VonNeumann": "lanczos-4",
-    "VonNeumannCV": "cv-2-lanczos-4",
+    "VonNeumannCV": "cv-3-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.

@@ -232,7 +232,8 @@ def markdown(results):
         f"{results['budget']:.0f} s; a cell that did not finish every fold says so. "
         "Folds are cached per version of each learner's code, and a cell whose folds are "
         "all cached is read whole, whatever budget the run that fitted them had (a "
-        "larger one for some MNIST-5000 cells); the fit times below are those folds' own.",
+        "larger one for some MNIST-5000 cells, the default 600 s for VonNeumannCV's "
+        "slowest cells); the fit times below are those folds' own.",
         "",
         "Data (samples × features, classes): "
         + "; ".join(f"{name} {s['n_samples']}×{s['n_features']}, {s['n_classes']}"

@@ -282,6 +282,13 @@ def _encode_labels(y):
     return codes.ravel(), len(classes)
 
 
+def _found_pairs(neighbours, n_samples):
+    """Unique pairs of each sample (row) with its neighbours, -1 entries left out."""
+    origins = np.repeat(np.arange(len(neighbours)), neighbours.shape[1])
+    found = neighbours.ravel() >= 0
+    return _unique_pairs(origins[found], neighbours.ravel()[found], n_samples)
+
+
 def _unique_pairs(first, second, n_samples):
     """Drop self-pairs and repeated unordered pairs, keeping the first draw of each."""
     keep = first != second
@@ -303,10 +310,11 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
     Neighbours (``n_neighbors=k``, as LMNN's target neighbours and impostors): every
     sample is paired with its ``k`` nearest samples of its own class (+1) and its ``k``
     nearest samples of other classes (-1), Euclidean in ``X``; repeated pairs are
-    dropped. ``k`` is capped at one less than the size of the smallest class (and at
-    the number of samples outside the largest), so that small classes still get
-    pairs. These local constraints ask the metric to fix the neighbourhoods a k-NN
-    classifier uses rather than all distances. No n×n array is formed either way.
+    dropped. A sample whose class has ``k`` samples or fewer is paired with all the
+    others of its class (with none when it is alone in it), so that a small class
+    neither fails the draw nor lowers ``k`` for the other classes. These local
+    constraints ask the metric to fix the neighbourhoods a k-NN classifier uses rather
+    than all distances. No n×n array is formed either way.
 
     Parameters
     ----------
@@ -320,7 +328,7 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
     X : array-like of shape (n_samples, n_features), default=None
         The samples; required with ``n_neighbors``.
     n_neighbors : int, default=None
-        Neighbours per sample and side (capped for small classes, see above);
+        Neighbours per sample and side (fewer in small classes, see above);
         ``None`` draws random pairs.
 
     Returns
@@ -353,15 +361,12 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
         if n_classes < 2:
             raise ValueError("Neighbour pairs need at least two classes in y.")
         X = np.asarray(X, dtype=np.float64)
-        counts = np.bincount(codes, minlength=n_classes)
-        if counts.min() < 2:
-            raise ValueError("Neighbour pairs need at least two samples in every class; "
-                             "pass n_neighbors=None for random pairs.")
-        k = min(int(n_neighbors), counts.min() - 1, len(codes) - counts.max())
-        same, other = _nearest_neighbours(X, codes, n_classes, k)
-        origins = np.repeat(np.arange(len(codes)), same.shape[1])
-        similar = _unique_pairs(origins, same.ravel(), len(codes))
-        dissimilar = _unique_pairs(origins, other.ravel(), len(codes))
+        if np.bincount(codes).max() < 2:
+            raise ValueError("Neighbour pairs need a class with two samples or more; "
+                             "no two samples of y share a label.")
+        same, other = _nearest_neighbours(X, codes, n_classes, int(n_neighbors))
+        similar = _found_pairs(same, len(codes))
+        dissimilar = _found_pairs(other, len(codes))
         pairs = np.concatenate([np.column_stack(similar), np.column_stack(dissimilar)])
         labels = np.concatenate([np.ones(len(similar[0])), -np.ones(len(dissimilar[0]))])
         return PairConstraints(pairs, labels)
@@ -546,8 +551,8 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     X : array-like of shape (n_samples, n_features)
         The samples; neighbours are Euclidean in ``X``.
     y : array-like of shape (n_samples,)
-        Class labels; ``n_neighbors`` must be below the size of the smallest class and
-        at most the number of samples outside the largest.
+        Class labels. A sample whose class has ``n_neighbors`` samples or fewer takes
+        the others of its class as targets (and has no triplets when it is alone).
     n_neighbors : int, default=1
         Target neighbours per sample, and nearest other-class samples always taken
         as impostors.
@@ -585,17 +590,24 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     if n_classes < 2:
         raise ValueError("Triplets need at least two classes in y.")
     X = np.asarray(X, dtype=np.float64)
+    if np.bincount(codes).max() < 2:
+        raise ValueError("Triplets need a class with two samples or more; no two "
+                         "samples of y share a label.")
     k = int(n_neighbors)
     targets = _nearest_neighbours(X, codes, n_classes, k)[0]
-    radius = np.linalg.norm(X - X[targets[:, -1]], axis=1)
+    n_targets = np.count_nonzero(targets >= 0, axis=1)
+    farthest = targets[np.arange(len(codes)), np.maximum(n_targets - 1, 0)]
+    radius = np.where(n_targets > 0, np.linalg.norm(X - X[farthest], axis=1), 0.0)
     candidates, distances = _nearest_other_class(X, codes, n_classes, 3 * k)
     is_impostor = np.arange(candidates.shape[1]) < k
-    is_impostor = is_impostor | (distances <= radius[:, None])
+    is_impostor = (is_impostor | (distances <= radius[:, None])) & np.isfinite(distances)
     origins, columns = np.nonzero(is_impostor)
     triplets = np.column_stack([
         np.repeat(origins, k), targets[origins].ravel(),
         np.repeat(candidates[origins, columns], k),
     ])
+    # Samples of small classes have fewer than k targets (-1 columns).
+    triplets = triplets[triplets[:, 1] >= 0]
     if max_triplets is not None and max_triplets < len(triplets):
         # Round robin over the samples, each one's nearest impostors first, so that no
         # sample loses all its triplets; ties between samples are drawn at random.
@@ -628,27 +640,27 @@ def _nearest_other_class(X, codes, n_classes, k):
 def _nearest_neighbours(X, codes, n_classes, k):
     """Each sample's ``k`` nearest same-class and ``k`` nearest other-class samples.
 
-    Neighbours are found per class with a tree or brute-force search: no n×n matrix.
+    Rows are samples, nearest first; where a class has ``k`` samples or fewer, or fewer
+    than ``k`` samples lie outside it, the missing columns hold -1. Neighbours are
+    found per class with a tree or brute-force search: no n×n matrix.
     """
-    counts = np.bincount(codes, minlength=n_classes)
-    smallest_other = len(codes) - counts.max()
-    if k < 1 or k >= counts.min() or k > smallest_other:
-        raise ValueError(
-            f"n_neighbors={k} must be at least 1, below the size of the smallest class "
-            f"({counts.min()}) and at most the number of samples outside the largest "
-            f"class ({smallest_other})."
-        )
-    same = np.empty((len(codes), k), dtype=np.intp)
-    other = np.empty((len(codes), k), dtype=np.intp)
+    if k < 1:
+        raise ValueError(f"n_neighbors={k} must be at least 1.")
+    same = np.full((len(codes), k), -1, dtype=np.intp)
+    other = np.full((len(codes), k), -1, dtype=np.intp)
     for c in range(n_classes):
         members = np.flatnonzero(codes == c)
         rest = np.flatnonzero(codes != c)
-        # The nearest same-class neighbour of a member is itself: ask for one more.
-        nearest = NearestNeighbors(n_neighbors=k + 1).fit(X[members])
-        index = nearest.kneighbors(X[members], return_distance=False)
-        is_self = index == np.arange(len(members))[:, None]
-        keep = np.argsort(is_self, axis=1, kind="stable")[:, :k]
-        same[members] = members[np.take_along_axis(index, keep, axis=1)]
-        nearest = NearestNeighbors(n_neighbors=k).fit(X[rest])
-        other[members] = rest[nearest.kneighbors(X[members], return_distance=False)]
+        n_same, n_other = min(k, len(members) - 1), min(k, len(rest))
+        if n_same > 0:
+            # The nearest same-class neighbour of a member is itself: ask for one more.
+            nearest = NearestNeighbors(n_neighbors=n_same + 1).fit(X[members])
+            index = nearest.kneighbors(X[members], return_distance=False)
+            is_self = index == np.arange(len(members))[:, None]
+            keep = np.argsort(is_self, axis=1, kind="stable")[:, :n_same]
+            same[members, :n_same] = members[np.take_along_axis(index, keep, axis=1)]
+        if n_other > 0:
+            nearest = NearestNeighbors(n_neighbors=n_other).fit(X[rest])
+            found = nearest.kneighbors(X[members], return_distance=False)
+            other[members, :n_other] = rest[found]
     return same, other

@@ -52,13 +52,13 @@ def _check_grid(values, name, kind):
 
 
 def _neighbour_pairs_possible(y):
-    """Whether neighbour pairs can be drawn: two classes, each with two samples or more.
+    """Whether neighbour pairs can be drawn: two classes, one with two samples or more.
 
-    ``pairs_from_labels`` caps ``n_neighbors`` at the smallest class, so that is all
-    the learner itself needs.
+    ``pairs_from_labels`` pairs a sample of a small class with the others of its
+    class (with none when it is alone), so that is all the learner itself needs.
     """
     counts = np.unique(y, return_counts=True)[1]
-    return len(counts) >= 2 and counts.min() >= 2
+    return len(counts) >= 2 and counts.max() >= 2
 
 
 def _true_class_probability(knn, Z_test, y_test):
@@ -251,7 +251,7 @@ class _PairLearnerCV(MahalanobisMixin):
         if left_out:
             warnings.warn(
                 f"{type(self).__name__}: n_neighbors={left_out} left out, some training "
-                "fold has a single class or a class with one sample.", FitFailedWarning)
+                "fold has a single class or no class with two samples.", FitFailedWarning)
         mean = scores.mean(axis=0)
         results = {
             "params": params,
@@ -298,11 +298,12 @@ _SHARED_DOC = """
     n_neighbors_grid : array-like of {{None, int}}, default=(None, 5)
         Pair schemes to try, as the learner's ``n_neighbors``: ``None`` draws
         ``n_constraints`` random pairs, ``k`` joins each sample to its ``k`` nearest
-        samples of its own class and of the other classes (``k`` capped for small
-        classes, see :func:`~psdmetric.pairs_from_labels`). The default ``k`` is the
-        default ``knn_neighbors``: the pairs are the neighbourhoods the scoring k-NN
-        reads. A neighbour scheme that cannot be drawn on some training fold (a single
-        class, or a class with one sample) is left out with a ``FitFailedWarning``.
+        samples of its own class and of the other classes (fewer in a class of ``k``
+        samples or fewer, see :func:`~psdmetric.pairs_from_labels`). The default ``k``
+        is the default ``knn_neighbors``: the pairs are the neighbourhoods the scoring
+        k-NN reads. A neighbour scheme that cannot be drawn on some training fold (a
+        single class, or no class with two samples) is left out with a
+        ``FitFailedWarning``.
 
     cv : int, cross-validation generator or iterable, default=None
         Folds for the inner cross-validation, as in scikit-learn: ``None`` is 5-fold

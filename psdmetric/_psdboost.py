@@ -92,8 +92,8 @@ class PSDBoost(MahalanobisMixin):
         With labels ``y``: triplets join each sample's ``n_neighbors`` nearest
         same-class samples (targets) to its impostors, its ``n_neighbors`` nearest
         other-class samples and the other-class samples no farther than its targets
-        (:func:`~psdmetric.triplets_from_labels`). Lowered to what the smallest class
-        allows (its size minus one) on small data.
+        (:func:`~psdmetric.triplets_from_labels`). A sample whose class has
+        ``n_neighbors`` samples or fewer takes the others of its class as targets.
 
     max_triplets : int or None, default=5000
         With labels ``y``: keep this many triplets (``None``: all), taken in turns
@@ -311,9 +311,7 @@ class PSDBoost(MahalanobisMixin):
         return self
 
     def _constraints_from_labels(self, X, y, random_state):
-        counts = np.unique(y, return_counts=True)[1]
-        n_neighbors = max(1, min(self.n_neighbors, counts.min() - 1, len(y) - counts.max()))
-        return triplets_from_labels(X, y, n_neighbors, self.max_triplets, random_state)
+        return triplets_from_labels(X, y, self.n_neighbors, self.max_triplets, random_state)
 
 
 def _default_min_rank(n_features):

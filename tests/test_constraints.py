@@ -141,21 +141,65 @@ def test_neighbour_pairs_reach_every_pair_learner_and_reject_bad_requests():
         pairs_from_labels(y, n_constraints=10, X=X, n_neighbors=1)
     with pytest.raises(ValueError, match="need the samples X"):
         pairs_from_labels(y, n_neighbors=1)
-    with pytest.raises(ValueError, match="at least two samples in every class"):
-        pairs_from_labels(np.r_[y, 3], X=np.r_[X, X[:1]], n_neighbors=1)
+    with pytest.raises(ValueError, match="need a class with two samples or more"):
+        pairs_from_labels(np.arange(4), X=X[:4], n_neighbors=1)
+    with pytest.raises(ValueError, match="n_neighbors=0 must be at least 1"):
+        pairs_from_labels(y, X=X, n_neighbors=0)
 
 
-def test_neighbour_pairs_are_capped_by_the_smallest_class():
+def test_a_small_class_keeps_its_pairs_and_leaves_k_to_the_others():
     rng = np.random.RandomState(8)
-    X, y = rng.randn(23, 3), np.r_[np.zeros(10), np.ones(10), 2 * np.ones(3)]
-    # The class of 3 samples has 2 same-class neighbours per sample: k is capped at 2.
-    capped = pairs_from_labels(y, X=X, n_neighbors=5)
-    assert_array_equal(capped.pairs, pairs_from_labels(y, X=X, n_neighbors=2).pairs)
-    assert_array_equal(capped.labels, pairs_from_labels(y, X=X, n_neighbors=2).labels)
+    # Classes of 10, 10, 3 and 1 samples, and 5 neighbours asked for.
+    X, y = rng.randn(24, 3), np.r_[np.zeros(10), np.ones(10), 2 * np.ones(3), 3]
+    constraints = pairs_from_labels(y, X=X, n_neighbors=5)
+    distances = cdist(X, X)
+    similar, dissimilar = set(), set()
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        other = np.flatnonzero(y != y[i])
+        similar |= {frozenset((i, j)) for j in same[np.argsort(distances[i, same])[:5]]}
+        dissimilar |= {frozenset((i, k)) for k in other[np.argsort(distances[i, other])[:5]]}
+    got = [frozenset(pair) for pair in constraints.pairs.tolist()]
+    assert {p for p, l in zip(got, constraints.labels) if l == 1} == similar
+    assert {p for p, l in zip(got, constraints.labels) if l == -1} == dissimilar
+    # The class of 3 is paired within itself; the sample alone in class 3 only apart.
+    assert {frozenset((20, 21)), frozenset((20, 22)), frozenset((21, 22))} <= similar
+    assert not any(23 in pair for pair in similar)
+    # The large classes keep 5 same-class neighbours per sample, not 2.
+    assert all(sum(i in pair for pair in similar) >= 5 for i in range(20))
     from psdmetric import LogDet
 
-    assert LogDet(n_neighbors=10, random_state=0).fit(X, y).constraints_.pairs.shape == (
-        capped.pairs.shape)
+    fitted = LogDet(n_neighbors=5, random_state=0).fit(X, y)
+    assert_array_equal(fitted.constraints_.pairs, constraints.pairs)
+    assert np.all(np.linalg.eigvalsh(fitted.get_mahalanobis_matrix()) > 0)
+
+
+def test_triplets_of_a_small_class_use_the_targets_it_has():
+    rng = np.random.RandomState(9)
+    X, y = rng.randn(16, 2), np.r_[np.zeros(7), np.ones(7), 2, 3]
+    triplets = triplets_from_labels(X, y, 3).triplets
+    distances = cdist(X, X)
+    expected = []
+    for i in range(len(X)):
+        same = np.flatnonzero((y == y[i]) & (np.arange(len(X)) != i))
+        targets = same[np.argsort(distances[i, same], kind="stable")[:3]]
+        if len(targets) == 0:
+            continue
+        other = np.flatnonzero(y != y[i])
+        nearest_other = other[np.argsort(distances[i, other], kind="stable")]
+        radius = distances[i, targets[-1]]
+        searched = nearest_other[:9]
+        impostors = set(nearest_other[:3]) | set(searched[distances[i, searched] <= radius])
+        expected += [(i, j, k) for j in targets for k in impostors]
+    # The samples alone in classes 2 and 3 have no target, so no triplet of their own.
+    assert not np.isin(triplets[:, 0], [14, 15]).any()
+    assert sorted(map(tuple, triplets.tolist())) == sorted(expected)
+    from psdmetric import PSDBoost
+
+    fitted = PSDBoost(n_neighbors=3, max_triplets=None, random_state=0).fit(X, y)
+    assert sorted(map(tuple, fitted.constraints_.triplets.tolist())) == sorted(expected)
+    eigenvalues = np.linalg.eigvalsh(fitted.get_mahalanobis_matrix())
+    assert eigenvalues.min() >= -1e-12 and np.isclose(eigenvalues.sum(), 1.0)
 
 
 def test_triplets_subsample_reproducibly():
@@ -182,12 +226,14 @@ def test_subsampled_triplets_spread_over_the_samples_nearest_impostors_first(max
         assert_array_equal(kept[kept[:, 0] == i], full[full[:, 0] == i][:kept_counts[i]])
 
 
-def test_triplets_need_two_classes_and_enough_neighbours():
+def test_triplets_need_two_classes_a_class_of_two_and_a_neighbour():
     X = np.random.RandomState(6).randn(6, 2)
     with pytest.raises(ValueError, match="two classes"):
         triplets_from_labels(X, np.zeros(6))
-    with pytest.raises(ValueError, match="n_neighbors"):
-        triplets_from_labels(X, [0, 0, 0, 1, 1, 1], n_neighbors=3)
+    with pytest.raises(ValueError, match="need a class with two samples or more"):
+        triplets_from_labels(X, np.arange(6))
+    with pytest.raises(ValueError, match="n_neighbors=0 must be at least 1"):
+        triplets_from_labels(X, [0, 0, 0, 1, 1, 1], n_neighbors=0)
 
 
 @pytest.mark.parametrize(

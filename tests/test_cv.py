@@ -116,9 +116,9 @@ def test_parallel_paths_equal_sequential():
 
 def test_scheme_impossible_on_a_fold_is_left_out_with_a_warning():
     X, y = load_iris(return_X_y=True)
-    # Class 2 keeps 2 samples: some training folds hold one, too few for neighbour pairs.
     keep = np.r_[0:100, 100:102]
-    folds = StratifiedKFold(2)
+    # The first training fold holds a single class: no neighbour pair can be drawn.
+    folds = [(np.r_[0:50], np.r_[50:102]), (np.r_[50:102], np.r_[0:50])]
     with pytest.warns(FitFailedWarning, match=r"n_neighbors=\[3\] left out"):
         search = LogDetCV((0.1, 1.0), (None, 3), cv=folds, random_state=0).fit(
             X[keep], y[keep])
