@@ -282,11 +282,7 @@ def test_too_many_components_is_rejected(Estimator):
 def test_single_sample_class_is_accepted(Estimator):
     X, y = blobs(n_samples=21)
     y[-1] = 2  # a class with one member: it only enters dissimilar constraints
-    try:
-        estimator = quiet(Estimator(random_state=0), X, y)
-    except ValueError as exc:
-        assert "n_neighbors" in str(exc)  # triplets need a same-class neighbour
-        return
+    estimator = quiet(Estimator(random_state=0), X, y)
     assert_valid_metric(estimator, X)
 
 
