@@ -6,7 +6,9 @@ Reads ``WORKDIR/input.npz`` (``X`` and either ``y`` or ``pairs`` + ``pair_labels
 ``WORKDIR/spec.json`` (``learner`` as ``"module:Class"``, constructor ``params``,
 ``fit_params``); writes ``WORKDIR/output.npz`` (``components``, ``metric``) and
 ``WORKDIR/result.json`` (wall and CPU fit time, ``n_iter_``, warnings, versions). Only the ``fit``
-call is timed. This file runs under the anchor venv's packages, never psdmetric's.
+call is timed. When ``fit`` itself raises, the exception is written to
+``WORKDIR/fit_failed.txt`` and the exit code is ``FIT_FAILED``. This file runs under the
+anchor venv's packages, never psdmetric's.
 """
 
 import importlib
@@ -18,6 +20,9 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import numpy as np
+
+# Exit code of a run whose learner's own fit raised (any other failure exits with 1).
+FIT_FAILED = 3
 
 
 def _versions():
@@ -50,7 +55,11 @@ def main(workdir):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start, start_cpu = time.perf_counter(), time.process_time()
-        estimator.fit(*fit_args, **fit_params)
+        try:
+            estimator.fit(*fit_args, **fit_params)
+        except Exception as exc:  # the anchor's own failure: reported, not a crash here
+            (workdir / "fit_failed.txt").write_text(f"{type(exc).__name__}: {exc}")
+            sys.exit(FIT_FAILED)
         fit_seconds = time.perf_counter() - start
         fit_cpu_seconds = time.process_time() - start_cpu
 

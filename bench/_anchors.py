@@ -32,6 +32,12 @@ REQUIREMENTS = ("metric-learn==0.7.0", "scikit-learn<1.8", "numpy", "scipy")
 WORKER = Path(__file__).resolve().parent / "_anchor_worker.py"
 # Written after a successful install; a venv without it (an interrupted build) is rebuilt.
 _STAMP = "psdmetric-anchors.json"
+# The worker's exit code when the anchor's own fit raised (``_anchor_worker.FIT_FAILED``).
+FIT_FAILED = 3
+
+
+class AnchorFitError(RuntimeError):
+    """The anchor learner's own ``fit`` raised; the message is its exception."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +145,8 @@ def run_anchor(learner, X, y=None, *, pairs=None, pair_labels=None, params=None,
             [str(python), "-I", str(WORKER), str(tmp)],
             capture_output=True, text=True, timeout=timeout,
         )
+        if completed.returncode == FIT_FAILED:
+            raise AnchorFitError((tmp / "fit_failed.txt").read_text())
         if completed.returncode != 0:
             raise RuntimeError(
                 f"anchor {learner} failed (exit {completed.returncode}):\n"

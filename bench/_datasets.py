@@ -7,7 +7,7 @@ package. Nothing is downloaded at run time.
 ``SUITE`` names the development suite: 14 classification sets with n from 145 to
 5,000, d from 4 to 784 and 2 to 32 classes. ``load_suite(name)`` returns it as numeric
 features and integer labels, rows with missing values dropped, at most ``max_samples``
-rows (a stratified subsample, fixed by ``random_state``). ``CHECK_SETS`` names four
+rows (a stratified subsample, fixed by ``random_state``). ``CHECK_SETS`` names six
 more, kept out of every choice of a default to check the defaults on.
 """
 
@@ -47,6 +47,11 @@ R_SETS = {
     # sport from blood and body measurements.
     "olive": ("dslabs", ("olive",), ("area",), ("region",)),
     "ais": ("DAAG", ("ais",), ("sport",), ("sex",)),
+    # Check sets with more features: baseball players' field position from their 2018
+    # batting record, and Midwest counties' state from census shares (the county id,
+    # which encodes the state, left out).
+    "mlb": ("openintro", ("mlb_players_18",), ("position",), ("name", "team")),
+    "midwest": ("ggplot2", ("midwest",), ("state",), ("PID", "county", "category")),
 }
 
 SUITE = (
@@ -56,8 +61,8 @@ SUITE = (
 )
 # Check sets: never used to choose a default. Added after the defaults were chosen, to
 # score them on data that no choice has seen: two with 2 classes (d = 16 and 17), then
-# two with 9 and 10 (d = 8 and 11).
-CHECK_SETS = ("oj", "college", "olive", "ais")
+# two with 9 and 10 (d = 8 and 11), then two with 10 and 5 (d = 16 and 24).
+CHECK_SETS = ("oj", "college", "olive", "ais", "mlb", "midwest")
 
 
 def load_mnist5000(n_components=100, random_state=0):

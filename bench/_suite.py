@@ -28,7 +28,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
-from _anchors import run_anchor
+from _anchors import AnchorFitError, run_anchor
 from _datasets import load_suite
 from _reporting import jsonable
 
@@ -111,7 +111,11 @@ def anchor_path(name, fold, method):
 
 
 def anchor_fold(name, fold, method, timeout=None):
-    """One anchor fold, from the cache or fitted (and cached); ``None`` on a timeout."""
+    """One anchor fold, from the cache or fitted (and cached); ``None`` on a timeout.
+
+    A fold whose fit raised is cached as ``{"error": None, "failed": message}``: the
+    anchors are deterministic, so a rerun would raise again.
+    """
     path = anchor_path(name, fold, method)
     cached = read_json(path)
     if cached is not None:
@@ -122,6 +126,10 @@ def anchor_fold(name, fold, method, timeout=None):
                             params={"random_state": 0}, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
+    except AnchorFitError as exc:
+        record = {"error": None, "failed": str(exc)[:300]}
+        write_json(path, record)
+        return record
     record = {
         "error": knn_error(result.transform(X_train), y_train,
                            result.transform(X_test), y_test),
@@ -142,12 +150,15 @@ def anchor_cell(name, method, budget, fit=True):
 
     A fold starts only if one as long as the slowest so far would end within the
     budget, and is killed at what is left of it; a cell that ran out is marked in the
-    cache so that reruns do not retry it. With ``fit=False`` only cached folds are
-    read. Returns the fold records it has.
+    cache so that reruns do not retry it. A fold whose fit raised ends the cell. With
+    ``fit=False`` only cached folds are read. Returns the fold records it has, in
+    order, the failed one last.
     """
     if not fit:
         folds = [read_json(anchor_path(name, fold, method)) for fold in range(N_SPLITS)]
-        return folds[:next((i for i, r in enumerate(folds) if r is None), N_SPLITS)]
+        folds = folds[:next((i for i, r in enumerate(folds) if r is None), N_SPLITS)]
+        return folds[:next((i + 1 for i, r in enumerate(folds) if r["error"] is None),
+                           N_SPLITS)]
     records, spent, slowest = [], 0.0, 0.0
     marker = read_json(over_budget_path(name, method))
     for fold in range(N_SPLITS):
@@ -164,6 +175,8 @@ def anchor_cell(name, method, budget, fit=True):
                            {"budget_seconds": budget, "folds_done": len(records)})
                 break
         records.append(cached)
+        if cached["error"] is None:
+            return records
     if len(records) < N_SPLITS and marker is None and read_json(
             over_budget_path(name, method)) is None:
         write_json(over_budget_path(name, method),

@@ -72,12 +72,14 @@ def cv_fold(name, fold):
 def reference_fold(name, fold, method, timeout, cached_only):
     """One reference fold from ``ANCHOR_CACHE``, or fitted (and cached) unless ``cached_only``.
 
-    ``None`` when it is not cached and not fitted: cached only, marked over budget by the
-    suite benchmark, or killed after ``timeout`` seconds.
+    ``None`` when it is not cached and not fitted (cached only, marked over budget by the
+    suite benchmark, or killed after ``timeout`` seconds) or when its fit raised.
     """
     if cached_only or over_budget_path(name, method).exists():
-        return read_json(anchor_path(name, fold, method))
-    return anchor_fold(name, fold, method, timeout=timeout)
+        record = read_json(anchor_path(name, fold, method))
+    else:
+        record = anchor_fold(name, fold, method, timeout=timeout)
+    return None if record is not None and record["error"] is None else record
 
 
 def summarise(name, records):

@@ -17,7 +17,7 @@ the slowest so far fits in the budget; a cell that did not finish every fold say
     python bench/bench_suite.py --datasets iris wine --out /tmp/suite
     python bench/bench_suite.py --check    # the check sets: docs/benchmarks/check.*
 
-``--check`` runs the same table on ``_datasets.CHECK_SETS``, four sets (d from 8 to 17,
+``--check`` runs the same table on ``_datasets.CHECK_SETS``, six sets (d from 8 to 24,
 2 to 10 classes) that no choice of a default has seen.
 """
 
@@ -98,6 +98,9 @@ def run_cell(dataset, method, family, budget, fit_anchors):
         return euclidean_folds(dataset), "ok", ""
     if family == "reference":
         records = anchor_cell(dataset, method, budget, fit=fit_anchors)
+        failed = [r["failed"] for r in records if r["error"] is None]
+        if failed:
+            return [r for r in records if r["error"] is not None], "failed", failed[0]
         if len(records) < N_SPLITS:
             marker = read_json(over_budget_path(dataset, method))
             return records, "over budget", (f"{marker['budget_seconds']:.0f} s budget"
