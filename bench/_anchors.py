@@ -27,13 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from _anchor_worker import FIT_FAILED
+
 VENV = Path(__file__).resolve().parent.parent / ".bench-venv"
 REQUIREMENTS = ("metric-learn==0.7.0", "scikit-learn<1.8", "numpy", "scipy")
 WORKER = Path(__file__).resolve().parent / "_anchor_worker.py"
 # Written after a successful install; a venv without it (an interrupted build) is rebuilt.
 _STAMP = "psdmetric-anchors.json"
-# The worker's exit code when the anchor's own fit raised (``_anchor_worker.FIT_FAILED``).
-FIT_FAILED = 3
 
 
 class AnchorFitError(RuntimeError):

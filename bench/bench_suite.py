@@ -92,15 +92,23 @@ def euclidean_folds(dataset):
     return records
 
 
+def without_failures(records):
+    """The finished folds, status "failed" with the first failure's message, or None."""
+    failed = [r["failed"] for r in records if r["error"] is None]
+    if failed:
+        return [r for r in records if r["error"] is not None], "failed", failed[0]
+    return None
+
+
 def run_cell(dataset, method, family, budget, fit_anchors):
     """The fold records of one (method, data set) cell, its status and a note."""
     if family == "none":
         return euclidean_folds(dataset), "ok", ""
     if family == "reference":
         records = anchor_cell(dataset, method, budget, fit=fit_anchors)
-        failed = [r["failed"] for r in records if r["error"] is None]
-        if failed:
-            return [r for r in records if r["error"] is not None], "failed", failed[0]
+        failure = without_failures(records)
+        if failure:
+            return failure
         if len(records) < N_SPLITS:
             marker = read_json(over_budget_path(dataset, method))
             return records, "over budget", (f"{marker['budget_seconds']:.0f} s budget"
@@ -111,10 +119,7 @@ def run_cell(dataset, method, family, budget, fit_anchors):
         return cached, "ok", ""
     outcome, value = run_with_time_limit(learner_folds, (dataset, method), budget)
     if outcome == "ok":
-        failed = [r["failed"] for r in value if r["error"] is None]
-        if failed:
-            return [r for r in value if r["error"] is not None], "failed", failed[0]
-        return value, "ok", ""
+        return without_failures(value) or (value, "ok", "")
     # Folds finished before the limit are in the cache.
     finished = [read_json(learner_path(dataset, fold, build(method)))
                 for fold in range(N_SPLITS)]

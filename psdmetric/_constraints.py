@@ -361,9 +361,6 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
         if n_classes < 2:
             raise ValueError("Neighbour pairs need at least two classes in y.")
         X = np.asarray(X, dtype=np.float64)
-        if np.bincount(codes).max() < 2:
-            raise ValueError("Neighbour pairs need a class with two samples or more; "
-                             "no two samples of y share a label.")
         same, other = _nearest_neighbours(X, codes, n_classes, int(n_neighbors))
         similar = _found_pairs(same, len(codes))
         dissimilar = _found_pairs(other, len(codes))
@@ -590,9 +587,6 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     if n_classes < 2:
         raise ValueError("Triplets need at least two classes in y.")
     X = np.asarray(X, dtype=np.float64)
-    if np.bincount(codes).max() < 2:
-        raise ValueError("Triplets need a class with two samples or more; no two "
-                         "samples of y share a label.")
     k = int(n_neighbors)
     targets = _nearest_neighbours(X, codes, n_classes, k)[0]
     n_targets = np.count_nonzero(targets >= 0, axis=1)
@@ -646,6 +640,9 @@ def _nearest_neighbours(X, codes, n_classes, k):
     """
     if k < 1:
         raise ValueError(f"n_neighbors={k} must be at least 1.")
+    if np.bincount(codes).max() < 2:
+        raise ValueError("Neighbours from labels need a class with two samples or more; "
+                         "no two samples of y share a label.")
     same = np.full((len(codes), k), -1, dtype=np.intp)
     other = np.full((len(codes), k), -1, dtype=np.intp)
     for c in range(n_classes):
