@@ -161,6 +161,20 @@ def loglog_slope(x, y):
     return float(np.polyfit(x, y, 1)[0])
 
 
+# ε of the log error ratio: 0 errors stay finite, and sets are compared scale-free.
+ERROR_RATIO_EPSILON = 0.005
+
+
+def log_error_ratio(errors, euclidean_errors):
+    """Mean over the folds of ``log((error + ε) / (Euclidean error + ε))``, ε = 0.005.
+
+    0 is as good as Euclidean 5-NN, negative is better; the score of a default on a data
+    set whatever its difficulty (``bench_defaults``, ``bench_psdboost_defaults``).
+    """
+    return float(np.mean([math.log((e + ERROR_RATIO_EPSILON) / (b + ERROR_RATIO_EPSILON))
+                          for e, b in zip(errors, euclidean_errors)]))
+
+
 def mean_and_standard_error(values):
     """Mean and standard error of the mean (NaN error for fewer than two values)."""
     values = np.asarray(values, dtype=float)

@@ -28,12 +28,20 @@ import numpy as np
 
 import psdmetric
 from _datasets import SUITE
-from _reporting import finish_machine, machine, machine_line, parse_arguments, pyplot, write
+from _reporting import (
+    ERROR_RATIO_EPSILON as EPSILON,
+    finish_machine,
+    log_error_ratio,
+    machine,
+    machine_line,
+    parse_arguments,
+    pyplot,
+    write,
+)
 from _suite import N_SPLITS, knn_error, learner_fold, scaled_fold, suite_data
 
 DATASETS = tuple(name for name in SUITE
                  if name not in ("mnist5000", "tissue_gene_expression"))
-EPSILON = 0.005
 SEEDS = (0, 1, 2)
 
 # Every setting names each knob it varies, so that it does not depend on the defaults.
@@ -97,8 +105,7 @@ def score(folds, euclidean):
     """Mean log error ratio against Euclidean over the folds; +inf if a fold failed."""
     if any(fold["error"] is None for fold in folds):
         return math.inf
-    return float(np.mean([math.log((f["error"] + EPSILON) / (e + EPSILON))
-                          for f, e in zip(folds, euclidean)]))
+    return log_error_ratio([f["error"] for f in folds], euclidean)
 
 
 def misclassified(test_sizes, errors):
