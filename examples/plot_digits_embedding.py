@@ -13,9 +13,9 @@ range of its prior (Kulis, Sustik & Dhillon, 2009, Def. 4), and ``LogDet(n_compo
 top two principal directions. Its metric therefore lives in the PCA plane, which it
 can only stretch and rotate. To let the labels choose the plane, learn a full-rank
 metric first and then take the two principal directions of the *learned* space
-(``learner → PCA`` below), which works for every learner. PSDBoost's rank is its
-number of rank-one bases, so stopping it after two bases gives a rank-2 metric chosen
-by the labels.
+(``learner → PCA`` below), which works for every learner. PSDBoost without shrinkage
+(``shrinkage=0``, no Euclidean share of the trace) has the rank of its rank-one bases,
+so stopping it after two bases gives a rank-2 metric chosen by the labels.
 """
 
 # %%
@@ -63,7 +63,8 @@ embeddings = {
     "POLA → PCA": [POLA(random_state=0), PCA(n_components=2)],
     "KernelPOLA → PCA": [KernelPOLA(random_state=0), PCA(n_components=2)],
     "PSDBoost, two bases": [
-        PSDBoost(min_rank=1, max_iter=2, bases_per_iter=1, random_state=0)],
+        PSDBoost(min_rank=1, shrinkage=0.0, max_iter=2, bases_per_iter=1,
+                 random_state=0)],
 }
 
 # %%

@@ -37,7 +37,7 @@ centres[:, :4] = 2.0 * rng.randn(n_classes, 4)
 X = centres[y] + rng.randn(n_samples, n_features)
 triplets = triplets_from_labels(X, y, max_triplets=275, random_state=0)
 # The SDP (3) as printed: absolute margins over all trace-one matrices.
-paper = {"margin": "absolute", "min_rank": 1, "tol": 1e-4}
+paper = {"margin": "absolute", "min_rank": 1, "shrinkage": 0.0, "tol": 1e-4}
 
 # %%
 # The two runs, with the soft margin ``C = 0.01``. Algorithm 1 as printed is capped

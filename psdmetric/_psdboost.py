@@ -41,13 +41,14 @@ from ._solvers._master_lp import RestrictedMaster
 # Defaults chosen by leave-one-data-set-out 5-NN error over a 14-set suite
 # (bench/bench_psdboost_defaults.py): target neighbours, the cap on triplets, the
 # fraction ν of triplets allowed inside the margin when C is None (C = 1 / (ν
-# n_triplets)), min_rank = ⌈fraction · n_features⌉ up to a cap when it is None, and
-# the stopping tolerance.
+# n_triplets)), min_rank = ⌈fraction · n_features⌉ up to a cap when it is None, the
+# share of the trace kept on the Euclidean metric, and the stopping tolerance.
 _DEFAULT_NEIGHBORS = 3
 _DEFAULT_MAX_TRIPLETS = 5000
 _DEFAULT_NU = 0.3
 _DEFAULT_RANK_FRACTION = 0.25
 _DEFAULT_MAX_RANK = 32
+_DEFAULT_SHRINKAGE = 0.05
 _DEFAULT_TOL = 3e-2
 
 
@@ -87,6 +88,16 @@ class PSDBoost(MahalanobisMixin):
         columns. ``1`` is the trace-one set of Shen, Welsh & Wang (2008), where the
         optimum often has a rank too low for k-NN; ``n_features`` gives the Euclidean
         metric. ``None``: a quarter of the features (rounded up), at most 32.
+
+    shrinkage : float in [0, 1), default=0.05
+        Share ``s`` of the trace kept on the Euclidean metric: ``X = s I / D + (1 − s)
+        Y`` with ``Y`` in the set above (``D`` features), and the SDP (3) is solved
+        over this ``X``. Every eigenvalue of ``X`` is then at least ``s / D``, so
+        the metric keeps every direction, at a weight the triplets cannot remove,
+        where the set above alone has extreme points of rank ``min_rank``. The
+        triplet margins of the extreme points shift by ``s tr(A_r) / D`` and the
+        eigenvectors of ``H`` do not change, so the column generation is the same.
+        ``0`` is the SDP (3) as printed.
 
     n_neighbors : int, default=3
         With labels ``y``: triplets join each sample's ``n_neighbors`` nearest
@@ -135,13 +146,15 @@ class PSDBoost(MahalanobisMixin):
     ----------
     components_ : ndarray of shape (n_components, n_features)
         The learned transform ``L`` with ``X = LᵀL`` (trace one); its rows are
-        orthogonal and ``n_components = rank(X)``, at most the number of bases.
+        orthogonal and ``n_components = rank(X)``: ``n_features`` when
+        ``shrinkage > 0``, otherwise at most ``min_rank`` times the number of bases.
 
-    bases_ : ndarray of shape (n_bases, n_features)
-        The unit vectors ``u_m`` of the rank-one bases with positive weight.
+    bases_ : ndarray of shape (n_bases, min_rank, n_features)
+        The orthonormal rows ``U_mᵀ`` of the bases with positive weight.
 
     base_weights_ : ndarray of shape (n_bases,)
-        Their weights ``θ_m > 0``, ``Σ θ_m = 1``: ``X = Σ θ_m u_m u_mᵀ``.
+        Their weights ``θ_m > 0``, ``Σ θ_m = 1``: ``X = s I / D + (1 − s) Σ θ_m U_m
+        U_mᵀ / min_rank`` with ``s`` the shrinkage.
 
     dual_coef_ : ndarray of shape (n_triplets,)
         The triplet weights ``w`` of the last restricted dual (D1).
@@ -161,7 +174,8 @@ class PSDBoost(MahalanobisMixin):
 
     max_eigenvalue_ : ndarray of shape (n_iter_,)
         The lowest ``λmax(H)`` found up to each iteration: a non-increasing upper
-        bound on the SDP optimum (the mean of the top ``min_rank`` eigenvalues). The
+        bound on the SDP optimum (the mean of the top ``min_rank`` eigenvalues; with
+        shrinkage ``s``, ``(1 − s)`` times it plus ``s tr(H) / D``). The
         fit stops once ``max_eigenvalue_ − dual_objective_`` is at most ``tol`` times
         the largest of their absolute values and the first gap.
 
@@ -212,6 +226,7 @@ class PSDBoost(MahalanobisMixin):
         "C": [Interval(Real, 0, None, closed="neither"), None],
         "margin": [StrOptions({"relative", "absolute"})],
         "min_rank": [Interval(Integral, 1, None, closed="left"), None],
+        "shrinkage": [Interval(Real, 0, 1, closed="left")],
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "max_triplets": [Interval(Integral, 1, None, closed="left"), None],
         "smoothing": [Interval(Real, 0, 1, closed="left")],
@@ -228,6 +243,7 @@ class PSDBoost(MahalanobisMixin):
         *,
         margin="relative",
         min_rank=None,
+        shrinkage=_DEFAULT_SHRINKAGE,
         n_neighbors=_DEFAULT_NEIGHBORS,
         max_triplets=_DEFAULT_MAX_TRIPLETS,
         smoothing=0.9,
@@ -240,6 +256,7 @@ class PSDBoost(MahalanobisMixin):
         self.C = C
         self.margin = margin
         self.min_rank = min_rank
+        self.shrinkage = shrinkage
         self.n_neighbors = n_neighbors
         self.max_triplets = max_triplets
         self.smoothing = smoothing
@@ -286,7 +303,7 @@ class PSDBoost(MahalanobisMixin):
                    X.shape[1])
         with one_blas_thread():
             generation = _ColumnGeneration(
-                differences, C, rank=rank, smoothing=self.smoothing,
+                differences, C, rank=rank, shrinkage=self.shrinkage, smoothing=self.smoothing,
                 bases_per_iter=self.bases_per_iter, tol=self.tol, rng=rng,
                 name=type(self).__name__,
             )
@@ -296,7 +313,7 @@ class PSDBoost(MahalanobisMixin):
                 columns=generation.columns,
             )
             _, w, bases, theta, rho, xi = generation.solved[1]
-            self.components_ = _orthogonal_factor(bases, theta)
+            self.components_ = _orthogonal_factor(bases, theta, self.shrinkage)
         duals, upper_bounds = np.array(generation.duals), np.array(generation.upper_bounds)
         self.bases_ = bases
         self.base_weights_ = theta
@@ -346,27 +363,6 @@ def _scaled_differences(X, triplets, relative):
     return differences / largest, float((magnitude * largest) ** 2)
 
 
-def _price(differences, w, pi, center, best, *, rank, smoothing, bases_per_iter, margin,
-           rng):
-    """New bases whose dual constraint cuts off ``w`` by more than ``margin`` (B1).
-
-    With ``smoothing > 0`` the eigenvectors are first taken at the smoothed weights
-    ``smoothing · center + (1 − smoothing) · w`` (Wentges' dual smoothing against the
-    tailing-off of column generation), and at ``w`` itself when none of them cuts.
-    Every priced point gives an upper bound on the SDP optimum; the best one becomes
-    the stability ``center``.
-    """
-    points = [w] if smoothing == 0 else [smoothing * center + (1.0 - smoothing) * w, w]
-    for point in points:
-        bound, bases, gains = extreme_points(differences, point, rank, bases_per_iter, rng)
-        if bound < best:
-            best, center = bound, point
-        cuts = gains @ w > pi + margin
-        if cuts.any():
-            return bases[cuts], gains[cuts], center, best
-    return None, None, center, best
-
-
 class _ColumnGeneration:
     """Algorithm 1 of Shen, Welsh & Wang (2008), stabilised, as rounds for the driver.
 
@@ -380,17 +376,50 @@ class _ColumnGeneration:
     columns = (("bases", ">14d"), ("triplets", ">14d"), ("dual obj. π", ">14.6e"),
                ("λmax(H)", ">14.6e"), ("rel. gap", ">14.3e"))
 
-    def __init__(self, differences, C, *, rank, smoothing, bases_per_iter, tol, rng, name):
+    def __init__(self, differences, C, *, rank, shrinkage, smoothing, bases_per_iter, tol,
+                 rng, name):
         n_triplets = len(differences) // 2
         self.differences, self.rng = differences, rng
-        self.pricing = dict(rank=rank, smoothing=smoothing, bases_per_iter=bases_per_iter)
+        self.rank, self.bases_per_iter, self.smoothing = rank, bases_per_iter, smoothing
+        self.shrinkage = shrinkage
+        # s tr(A_r) / D: the margin of triplet r under the Euclidean share s I / D.
+        lengths = np.einsum("ij,ij->i", differences, differences)
+        self.euclidean_gains = (shrinkage / differences.shape[1]
+                                * (lengths[:n_triplets] - lengths[n_triplets:]))
         self.tol = tol
         self.master = RestrictedMaster(n_triplets, C, name)
         self.center = np.full(n_triplets, 1.0 / n_triplets)
-        self.best, bases, gains = extreme_points(differences, self.center, rank,
-                                                 bases_per_iter, rng)
+        self.best, bases, gains = self.extreme_points(self.center)
         self.master.add(bases, gains)
         self.solved, self.duals, self.upper_bounds = None, [], []
+
+    def extreme_points(self, w):
+        """The base learner's bound, bases and gains at ``w``, for ``X = s I / D + (1 − s) Y``."""
+        bound, bases, gains = extreme_points(self.differences, w, self.rank,
+                                             self.bases_per_iter, self.rng)
+        keep = 1.0 - self.shrinkage
+        return (keep * bound + self.euclidean_gains @ w, bases,
+                keep * gains + self.euclidean_gains)
+
+    def price(self, w, pi, margin):
+        """New bases whose dual constraint cuts off ``w`` by more than ``margin`` (B1).
+
+        With ``smoothing > 0`` the eigenvectors are first taken at the smoothed weights
+        ``smoothing · center + (1 − smoothing) · w`` (Wentges' dual smoothing against the
+        tailing-off of column generation), and at ``w`` itself when none of them cuts.
+        Every priced point gives an upper bound on the SDP optimum; the best one becomes
+        the stability ``center``.
+        """
+        points = [w] if self.smoothing == 0 else [
+            self.smoothing * self.center + (1.0 - self.smoothing) * w, w]
+        for point in points:
+            bound, bases, gains = self.extreme_points(point)
+            if bound < self.best:
+                self.best, self.center = bound, point
+            cuts = gains @ w > pi + margin
+            if cuts.any():
+                return bases[cuts], gains[cuts]
+        return None, None
 
     def one_round(self):
         iteration = len(self.duals) + 1
@@ -401,9 +430,7 @@ class _ColumnGeneration:
         threshold = self.tol * max(abs(pi), abs(self.best), self.first_gap)
         bases = None
         if self.best - pi > threshold:
-            bases, gains, self.center, self.best = _price(
-                self.differences, w, pi, self.center, self.best, margin=threshold,
-                rng=self.rng, **self.pricing)
+            bases, gains = self.price(w, pi, threshold)
         self.duals.append(pi)
         self.upper_bounds.append(self.best)
         row = (len(self.master.gains), len(self.master.working), pi, self.best,
@@ -432,12 +459,22 @@ def _relative(gap, pi, best, first_gap):
     return gap / scale if scale > 0 else 0.0
 
 
-def _orthogonal_factor(bases, theta):
-    """``L`` with orthogonal rows and ``LᵀL = Σ θ_m U_m U_mᵀ / rank``; zero directions dropped."""
+def _orthogonal_factor(bases, theta, shrinkage):
+    """``L`` with orthogonal rows and ``LᵀL = s I / D + (1 − s) Σ θ_m U_m U_mᵀ / rank``.
+
+    Without shrinkage the zero directions are dropped.
+    """
     n_bases, rank, n_features = bases.shape
     weighted = (np.sqrt(theta / rank)[:, None, None] * bases).reshape(-1, n_features)
     # gesvd: the default gesdd fails to converge on some of these stacks of bases.
     _, singular_values, Vt = linalg.svd(weighted, full_matrices=False, lapack_driver="gesvd")
     rank_tol = max(weighted.shape) * np.finfo(float).eps * singular_values[0]
     keep = singular_values > rank_tol
-    return singular_values[keep, None] * oriented_columns(Vt[keep].T).T
+    if shrinkage == 0:
+        return singular_values[keep, None] * oriented_columns(Vt[keep].T).T
+    # The directions Y leaves out complete an orthonormal basis of the features.
+    basis = linalg.qr(Vt[keep].T, mode="full")[0]
+    basis[:, :keep.sum()] = Vt[keep].T
+    eigenvalues = np.full(n_features, shrinkage / n_features)
+    eigenvalues[:keep.sum()] += (1.0 - shrinkage) * singular_values[keep] ** 2
+    return np.sqrt(eigenvalues)[:, None] * oriented_columns(basis).T

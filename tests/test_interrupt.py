@@ -138,7 +138,8 @@ def test_ctrl_c_during_fit_keeps_the_last_complete_pass_and_warns(Estimator, mon
 
 def test_ctrl_c_while_psdboost_prices_keeps_that_iterations_lp_and_its_bounds(monkeypatch):
     X, fit_args, params = problem(PSDBoost)
-    interrupt(monkeypatch, psdmetric._psdboost, "_price", at=3, runs_first=False)
+    interrupt(monkeypatch, psdmetric._psdboost._ColumnGeneration, "price", at=3,
+              runs_first=False)
     with pytest.warns(ConvergenceWarning, match="interrupted by the user after 3 complete iter"):
         model = PSDBoost(**params).fit(X, **fit_args)
     monkeypatch.undo()

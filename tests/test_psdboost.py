@@ -48,8 +48,12 @@ def primal_objective(M, P, Q, C):
     return max(rho - C * np.maximum(rho - m, 0).sum() for rho in m)
 
 
-def sdp_optimum(P, Q, C, rank):
-    """The SDP (3) over ``0 ⪯ M ⪯ I / rank``, ``tr M = 1``, by an interior-point solver."""
+def sdp_optimum(P, Q, C, rank, shrinkage):
+    """The SDP (3) over ``M = s I / D + (1 − s) Y``, ``0 ⪯ Y ⪯ I / rank``, ``tr M = 1``.
+
+    Solved by an interior-point solver, with the bounds on ``M`` written out:
+    ``s I / D ⪯ M ⪯ s I / D + (1 − s) I / rank``.
+    """
     # Solve at unit scale, where Clarabel's absolute tolerances mean something; the
     # value scales as the squared scale.
     scale = np.sqrt(max(np.einsum("ij,ij->i", P, P).max(), np.einsum("ij,ij->i", Q, Q).max()))
@@ -59,9 +63,10 @@ def sdp_optimum(P, Q, C, rank):
     rho = cp.Variable()
     xi = cp.Variable(len(P), nonneg=True)
     m = cp.sum(cp.multiply(P @ M, P), axis=1) - cp.sum(cp.multiply(Q @ M, Q), axis=1)
-    constraints = [cp.trace(M) == 1, m >= rho - xi]
+    floor = shrinkage / n_features * np.eye(n_features)
+    constraints = [cp.trace(M) == 1, m >= rho - xi, M - floor >> 0]
     if rank > 1:
-        constraints.append(np.eye(n_features) / rank - M >> 0)
+        constraints.append(floor + (1 - shrinkage) * np.eye(n_features) / rank - M >> 0)
     problem = cp.Problem(cp.Maximize(rho - C * cp.sum(xi)), constraints)
     # 1e-8 (the default) is at the edge of double precision for these cone sizes.
     problem.solve(solver=cp.CLARABEL, tol_feas=1e-7, tol_gap_abs=1e-7, tol_gap_rel=1e-7)
@@ -74,50 +79,58 @@ def unit_of(X, triplets, relative=False):
     return psdboost_module._scaled_differences(X, triplets, relative)[1]
 
 
-# (n_features, n_samples, C, smoothing, bases_per_iter, seed, margin, min_rank)
+# (n_features, n_samples, C, smoothing, bases_per_iter, seed, margin, min_rank, shrinkage)
 PROBLEMS = [
-    (3, 30, 1.0, 0.0, 1, 0, "absolute", 1),
-    (5, 40, 0.1, 0.9, 8, 1, "absolute", 1),
-    (8, 60, 0.05, 0.0, 1, 2, "absolute", 1),
-    (8, 60, 0.05, 0.9, 8, 2, "absolute", 1),
-    (6, 40, 0.05, 0.9, 8, 3, "relative", 1),
-    (6, 40, 0.05, 0.9, 4, 3, "relative", 3),
-    (5, 40, 0.1, 0.0, 1, 4, "absolute", 2),
+    (3, 30, 1.0, 0.0, 1, 0, "absolute", 1, 0.0),
+    (5, 40, 0.1, 0.9, 8, 1, "absolute", 1, 0.0),
+    (8, 60, 0.05, 0.0, 1, 2, "absolute", 1, 0.0),
+    (8, 60, 0.05, 0.9, 8, 2, "absolute", 1, 0.0),
+    (6, 40, 0.05, 0.9, 8, 3, "relative", 1, 0.0),
+    (6, 40, 0.05, 0.9, 4, 3, "relative", 3, 0.0),
+    (5, 40, 0.1, 0.0, 1, 4, "absolute", 2, 0.0),
+    (6, 40, 0.05, 0.9, 8, 3, "relative", 2, 0.3),
+    (5, 40, 0.1, 0.0, 1, 4, "absolute", 1, 0.05),
 ]
 
 
 @pytest.fixture(scope="module", params=PROBLEMS,
-                ids=lambda p: "D{}-n{}-C{}-s{}-k{}-seed{}-{}-r{}".format(*p))
+                ids=lambda p: "D{}-n{}-C{}-s{}-k{}-seed{}-{}-r{}-shrink{}".format(*p))
 def fitted(request):
-    n_features, n_samples, C, smoothing, bases_per_iter, seed, margin, rank = request.param
+    (n_features, n_samples, C, smoothing, bases_per_iter, seed, margin, rank,
+     shrinkage) = request.param
     X, _, triplets = triplet_problem(n_features, n_samples, seed)
-    learner = PSDBoost(C=C, margin=margin, min_rank=rank, smoothing=smoothing,
-                       bases_per_iter=bases_per_iter, tol=1e-7, max_iter=1000)
+    learner = PSDBoost(C=C, margin=margin, min_rank=rank, shrinkage=shrinkage,
+                       smoothing=smoothing, bases_per_iter=bases_per_iter, tol=1e-7,
+                       max_iter=1000)
     learner.fit(X, constraints=TripletConstraints(triplets))
     relative = margin == "relative"
     P, Q = differences(X, triplets, relative)
     # The learner's units: lengths are relative when the margins are.
     unit = LP_TOL * unit_of(X, triplets, relative)
-    return learner, P, Q, C, rank, unit, sdp_optimum(P, Q, C, rank)
+    return learner, P, Q, C, rank, unit, sdp_optimum(P, Q, C, rank, learner.shrinkage)
 
 
 def test_objective_equals_the_sdp_optimum_and_x_is_feasible(fitted):
     learner, P, Q, C, rank, _, optimum = fitted
     M = learner.get_mahalanobis_matrix()
+    n_features, shrinkage = P.shape[1], learner.shrinkage
     assert abs(learner.objective_ - optimum) <= 1e-4
     assert abs(primal_objective(M, P, Q, C) - optimum) <= 1e-4
     assert_allclose(np.trace(M), 1.0, atol=1e-12)
     assert_allclose(M, M.T, atol=1e-14)
     eigenvalues = np.linalg.eigvalsh(M)
-    assert eigenvalues.min() >= -1e-12
-    assert eigenvalues.max() <= 1.0 / rank + 1e-12
+    floor = shrinkage / n_features
+    assert eigenvalues.min() >= floor - 1e-12
+    assert eigenvalues.max() <= floor + (1.0 - shrinkage) / rank + 1e-12
     assert np.sum(eigenvalues > 1e-9) >= rank
+    if shrinkage > 0:
+        assert learner.components_.shape == (n_features, n_features)
     bases = learner.bases_
-    assert bases.shape[1:] == (rank, P.shape[1])
+    assert bases.shape[1:] == (rank, n_features)
     assert_allclose(np.einsum("bik,bjk->bij", bases, bases),
                     np.broadcast_to(np.eye(rank), (len(bases), rank, rank)), atol=1e-10)
-    assert_allclose(np.einsum("b,bki,bkj->ij", learner.base_weights_, bases, bases) / rank,
-                    M, atol=1e-12)
+    Y = np.einsum("b,bki,bkj->ij", learner.base_weights_, bases, bases) / rank
+    assert_allclose(floor * np.eye(n_features) + (1.0 - shrinkage) * Y, M, atol=1e-12)
 
 
 def test_restricted_master_rises_monotonically_to_the_optimum_from_below(fitted):
@@ -150,8 +163,8 @@ def test_stopping_rule_is_honoured_and_rank_is_at_most_the_number_of_bases():
     X, _, triplets = triplet_problem(8, 60, seed=3)
     constraints = TripletConstraints(triplets)
     tol = 1e-2
-    learner = PSDBoost(C=0.05, min_rank=1, smoothing=0.0, bases_per_iter=1, tol=tol).fit(
-        X, constraints=constraints)
+    learner = PSDBoost(C=0.05, min_rank=1, shrinkage=0.0, smoothing=0.0, bases_per_iter=1,
+                       tol=tol).fit(X, constraints=constraints)
     lower, upper = learner.dual_objective_, learner.max_eigenvalue_
     first_gap = upper[0] - lower[0]
     epsilon = tol * np.maximum(np.maximum(np.abs(lower), np.abs(upper)), first_gap)
@@ -161,8 +174,8 @@ def test_stopping_rule_is_honoured_and_rank_is_at_most_the_number_of_bases():
     # iteration that did not stop.
     assert learner.components_.shape[0] <= len(learner.bases_) <= learner.n_iter_
     with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        capped = PSDBoost(C=0.05, min_rank=1, smoothing=0.0, bases_per_iter=1, tol=1e-9,
-                          max_iter=3).fit(X, constraints=constraints)
+        capped = PSDBoost(C=0.05, min_rank=1, shrinkage=0.0, smoothing=0.0, bases_per_iter=1,
+                          tol=1e-9, max_iter=3).fit(X, constraints=constraints)
     assert capped.n_iter_ == 3 and len(capped.dual_objective_) == 3
     assert np.linalg.matrix_rank(capped.get_mahalanobis_matrix()) <= 3
 
@@ -255,7 +268,8 @@ def test_many_features_never_form_the_feature_by_feature_matrix():
         tracemalloc.start()
         # One base is a vector (the pool of min_rank-dimensional bases would outgrow
         # D²), and one target per sample keeps the triplets few.
-        learner = PSDBoost(C=0.1, min_rank=1, n_neighbors=1, random_state=0).fit(X, y)
+        learner = PSDBoost(C=0.1, min_rank=1, shrinkage=0.0, n_neighbors=1,
+                           random_state=0).fit(X, y)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     # One 600×600 float matrix alone would take 2.9 MB.
@@ -324,7 +338,7 @@ def test_default_c_bounds_the_fraction_of_margin_errors_and_of_support_triplets(
 def test_min_rank_keeps_every_eigenvalue_below_its_inverse():
     X, y, _ = triplet_problem(10, 90, seed=14)
     constraints = triplets_from_labels(X, y)
-    paper = PSDBoost(C=1.0, min_rank=1).fit(X, constraints=constraints)
+    paper = PSDBoost(C=1.0, min_rank=1, shrinkage=0.0).fit(X, constraints=constraints)
     assert np.linalg.eigvalsh(paper.get_mahalanobis_matrix()).max() > 1 / 4, "bound inactive"
     for min_rank in (4, 10):
         learner = PSDBoost(C=1.0, min_rank=min_rank).fit(X, constraints=constraints)
