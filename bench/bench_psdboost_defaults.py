@@ -49,11 +49,12 @@ from psdmetric import PSDBoost, triplets_from_labels
 
 N_NEIGHBORS, MAX_TRIPLETS, MAX_RANK = 3, 5000, 32
 # (ν, rank fraction, tol, shrinkage): the SDP as printed at three tolerances, then the
-# Euclidean share of the trace at the middle one.
+# Euclidean share of the trace at the middle one, then the best of those at the others.
 SETTINGS = ([(nu, fraction, tol, 0.0) for nu in (0.3, 0.5) for fraction in (0.25, 0.5)
              for tol in (1e-2, 3e-2, 1e-1)]
             + [(nu, fraction, 3e-2, shrinkage) for nu in (0.3, 0.5)
-               for fraction in (0.25, 0.5) for shrinkage in (0.05, 0.1, 0.25)])
+               for fraction in (0.25, 0.5) for shrinkage in (0.05, 0.1, 0.25)]
+            + [(0.3, 0.25, tol, 0.05) for tol in (1e-2, 1e-1)])
 ANCHORS = ("ITML_Supervised", "LMNN", "NCA")
 ANCHOR_CACHE = Path("/tmp/anchor_cache")
 
