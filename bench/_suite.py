@@ -42,7 +42,7 @@ LEARNER_CODE = {
     "KernelPOLA": "pola-5",
     "LogDet": "span-1",
     "LogDetCV": "cv-4-span-1",
-    "MEG": "online-3",
+    "MEG": "online-4",
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-3",

@@ -14,8 +14,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import oriented_columns
+from ._constraints import DistanceTargets
 from ._online import OnlineMixin, target_sides
 from ._solvers import meg_pass
+
+# Random pairs from labels by default: 40 n_classes² as in ITML, at most this many per
+# sample, since each costs a d×d eigen update.
+_MAX_PAIRS_PER_SAMPLE = 10
 
 
 class MEG(OnlineMixin):
@@ -40,7 +45,10 @@ class MEG(OnlineMixin):
 
     n_constraints : int, default=None
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
-        ``None`` means ``40 * n_classes**2``. See Notes for their targets.
+        ``None`` means ``40 * n_classes**2`` (as in ITML) up to ``10 * n_samples``:
+        every pair costs an eigen update, and with many classes ``40 * n_classes**2``
+        outgrows the data (40,960 pairs for 1,526 samples of 32 classes). See Notes
+        for their targets.
 
     n_neighbors : int, default=None
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
@@ -51,12 +59,12 @@ class MEG(OnlineMixin):
     max_iter : int, default=20
         Maximum number of passes ``fit`` makes over the pairs.
 
-    tol : float, default=0.03
+    tol : float, default=0.1
         ``fit`` stops when a pass lowers the cumulative loss by at most ``tol`` times
         the previous pass's (or raises it). Targets drawn from labels cannot all be met
         by a trace-one metric, and many passes fit them at the expense of the
         neighbourhoods: the default, chosen by leave-one-data-set-out on 12 data sets
-        (see :ref:`choosing_defaults`), stops after 2 to 13 passes there (a median of 4).
+        (see :ref:`choosing_defaults`), stops after 2 to 4 passes there (a median of 2).
 
     verbose : int, default=0
         Print one table row per pass.
@@ -148,7 +156,7 @@ class MEG(OnlineMixin):
         n_constraints=None,
         n_neighbors=None,
         max_iter=20,
-        tol=0.03,
+        tol=0.1,
         verbose=0,
         random_state=None,
     ):
@@ -161,9 +169,14 @@ class MEG(OnlineMixin):
         self.random_state = random_state
 
     def _constraints_from_labels(self, X, y, random_state):
+        n_constraints = self.n_constraints
+        if n_constraints is None and self.n_neighbors is None:
+            n_constraints = min(40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
+        targets = DistanceTargets.from_labels(X, y, n_constraints=n_constraints,
+                                              n_neighbors=self.n_neighbors,
+                                              random_state=random_state)
         # Exact targets on the scale of W₁ = I / n_features (see Notes).
-        targets = super()._constraints_from_labels(X, y, random_state)
-        return type(targets)(targets.pairs, targets.distances / X.shape[1])
+        return DistanceTargets(targets.pairs, targets.distances / X.shape[1])
 
     def _initialize(self, n_features):
         # log W₁ = −log(d) I: the shifted form stores Q = 0 and W = I.
