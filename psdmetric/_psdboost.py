@@ -17,6 +17,11 @@ at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
 ``tol · max(|π|, |λmax(H)|)`` certifies the objective to relative accuracy ``tol``
 (near an optimum of 0 the gap is measured against the first iteration's instead).
 
+Two restrictions of the feasible set keep the metric usable for k-NN without changing
+the algorithm: ``min_rank`` caps every eigenvalue (the extreme points become
+``U Uᵀ / min_rank``), and ``shrinkage`` keeps a share ``s`` of the trace Euclidean,
+``X = s I / D + (1 − s) Y``, which shifts each triplet's LP column by ``s tr(A_r) / D``.
+
 Two standard remedies for the tailing-off of column generation (Shen et al., 2008, §6) are on
 by default and can be switched off to recover the seed's Algorithm 1: pricing at
 smoothed weights (Wentges) and several eigenvectors per iteration. The LP itself is
@@ -389,11 +394,11 @@ class _ColumnGeneration:
         self.tol = tol
         self.master = RestrictedMaster(n_triplets, C, name)
         self.center = np.full(n_triplets, 1.0 / n_triplets)
-        self.best, bases, gains = self.extreme_points(self.center)
+        self.best, bases, gains = self.base_learner(self.center)
         self.master.add(bases, gains)
         self.solved, self.duals, self.upper_bounds = None, [], []
 
-    def extreme_points(self, w):
+    def base_learner(self, w):
         """The base learner's bound, bases and gains at ``w``, for ``X = s I / D + (1 − s) Y``."""
         bound, bases, gains = extreme_points(self.differences, w, self.rank,
                                              self.bases_per_iter, self.rng)
@@ -413,7 +418,7 @@ class _ColumnGeneration:
         points = [w] if self.smoothing == 0 else [
             self.smoothing * self.center + (1.0 - self.smoothing) * w, w]
         for point in points:
-            bound, bases, gains = self.extreme_points(point)
+            bound, bases, gains = self.base_learner(point)
             if bound < self.best:
                 self.best, self.center = bound, point
             cuts = gains @ w > pi + margin
@@ -473,8 +478,9 @@ def _orthogonal_factor(bases, theta, shrinkage):
     if shrinkage == 0:
         return singular_values[keep, None] * oriented_columns(Vt[keep].T).T
     # The directions Y leaves out complete an orthonormal basis of the features.
+    n_kept = int(keep.sum())
     basis = linalg.qr(Vt[keep].T, mode="full")[0]
-    basis[:, :keep.sum()] = Vt[keep].T
+    basis[:, :n_kept] = Vt[keep].T
     eigenvalues = np.full(n_features, shrinkage / n_features)
-    eigenvalues[:keep.sum()] += (1.0 - shrinkage) * singular_values[keep] ** 2
+    eigenvalues[:n_kept] += (1.0 - shrinkage) * singular_values[keep] ** 2
     return np.sqrt(eigenvalues)[:, None] * oriented_columns(basis).T
