@@ -45,7 +45,7 @@ LEARNER_CODE = {
     "MEG": "online-4",
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
-    "PSDBoost": "psdboost-3",
+    "PSDBoost": "psdboost-4",
     "VonNeumann": "lanczos-4",
     "VonNeumannCV": "cv-3-lanczos-4",
 }

@@ -7,6 +7,7 @@ import cvxpy as cp
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
@@ -178,6 +179,25 @@ def test_stopping_rule_is_honoured_and_rank_is_at_most_the_number_of_bases():
                           tol=1e-9, max_iter=3).fit(X, constraints=constraints)
     assert capped.n_iter_ == 3 and len(capped.dual_objective_) == 3
     assert np.linalg.matrix_rank(capped.get_mahalanobis_matrix()) <= 3
+
+
+def test_tailing_off_stops_once_pi_rises_by_at_most_tol_times_the_gap(monkeypatch):
+    # Overlapping classes: π settles long before λmax(H) comes down to it. A window of
+    # 3 iterations (10 by default) makes the rule fire on a problem this small.
+    X, y = make_classification(400, 30, n_informative=20, n_classes=7, flip_y=0.05,
+                               random_state=0)
+    monkeypatch.setattr(psdboost_module, "_STALL_WINDOW", 10**6)
+    certified = PSDBoost(random_state=0).fit(X, y)
+    monkeypatch.setattr(psdboost_module, "_STALL_WINDOW", 3)
+    stalled = PSDBoost(random_state=0).fit(X, y)
+    n_iter, tol = stalled.n_iter_, stalled.tol
+    assert n_iter < certified.n_iter_
+    # The rule only stops the fit: the path up to there is the same.
+    assert_allclose(stalled.dual_objective_, certified.dual_objective_[:n_iter], rtol=1e-12)
+    lower, upper = stalled.dual_objective_, stalled.max_eigenvalue_
+    rise = lower[3:] - lower[:-3]
+    assert rise[-1] <= tol * (upper[-1] - lower[-1])
+    assert np.all(rise[:-1] > tol * (upper[3:-1] - lower[3:-1])), "stopped late"
 
 
 def test_hard_margin_maximises_the_smallest_margin():
