@@ -51,6 +51,7 @@ import psdmetric._solvers._master_lp as master_lp
 from _datasets import load_suite
 from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
                         pyplot, write)
+from _suite import knn_error
 from psdmetric import PSDBoost, TripletConstraints
 
 RELATIVE_TARGET, SPEEDUP_TARGET = 1e-3, 10.0
@@ -278,11 +279,11 @@ def suite_timing(name="cells"):
                     learner = PSDBoost(random_state=0).fit(X_train, y[train])
             finally:
                 master_lp.highspy = saved
-            knn = KNeighborsClassifier(5).fit(learner.transform(X_train), y[train])
             row[backend] = {
                 "wall": clock.wall, "cpu": clock.cpu, "iterations": learner.n_iter_,
                 "objective": learner.objective_, "warned": bool(caught),
-                "error": float(1.0 - knn.score(learner.transform(X_test), y[test])),
+                "error": knn_error(learner.transform(X_train), y[train],
+                                   learner.transform(X_test), y[test]),
                 "rank": rank(learner.get_mahalanobis_matrix()),
             }
         row["relative_difference"] = abs(row["highspy"]["objective"] - row["linprog"][
@@ -321,11 +322,6 @@ def overlapping_classes():
                   f"(Euclidean {row['euclidean_error']:.3f})", flush=True)
         rows.append(row)
     return rows
-
-
-def knn_error(X_train, y_train, X_test, y_test):
-    knn = KNeighborsClassifier(5).fit(X_train, y_train)
-    return float(1.0 - knn.score(X_test, y_test))
 
 
 def eigen_paths(dimensions, n_weighted=1000, pair_counts=(8, 39)):
