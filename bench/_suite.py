@@ -47,7 +47,7 @@ LEARNER_CODE = {
     "POLA": "pola-4",
     "PSDBoost": "psdboost-4",
     "VonNeumann": "lanczos-4",
-    "VonNeumannCV": "cv-3-lanczos-4",
+    "VonNeumannCV": "cv-4-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.

@@ -6,8 +6,8 @@ k-NN classifier in the learned space (its mean predicted probability of the true
 class), and the learner is then refitted on all the data with the best candidate. The
 pairs and their bounds are drawn once per fold and scheme and shared by every γ, exactly
 as the plain learner would draw them, so each inner fit solves the problem of
-``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` on that fold. LogDet runs the γ
-of a fold in increasing order, each fit warm-started from the duals of the last.
+``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` on that fold. The γ of a fold are
+fitted in increasing order, each warm-started from the duals of the last.
 """
 
 import time
@@ -81,7 +81,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
     the same stream position, as the plain fit on the fold would (warm-started from the
-    last γ's duals where the learner can).
+    last γ's duals).
     """
     X_train, y_train = X[train], y[train]
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
@@ -105,8 +105,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         stream = rng.get_state()
         scores, fit_times = [], []
         # γ increases (sorted grid): each fit starts from the last one's duals, which it admits.
-        warm = "warm_start" in learner.get_params()
-        fitted = clone(learner).set_params(**({"warm_start": True} if warm else {}))
+        fitted = clone(learner).set_params(warm_start=True)
         for gamma in gammas:
             rng.set_state(stream)
             start = time.perf_counter()

@@ -16,6 +16,7 @@ projections and dual corrections (Kulis et al., 2009, Alg. 3).
 """
 
 import numpy as np
+from scipy import linalg, sparse
 
 from ._base import oriented_columns
 from ._bregman import PairBregmanMixin, ascending_prior
@@ -109,6 +110,14 @@ class VonNeumann(PairBregmanMixin):
     max_iter : int, default=1000
         Maximum number of cycles through the constraints.
 
+    warm_start : bool, default=False
+        When the last fit had the same pairs, start the cycles from its dual
+        variables instead of from the prior, as along a path of increasing ``gamma``
+        (:class:`VonNeumannCV` runs one per fold). Any duals ν ≥ 0 determine a matrix
+        (``log M = log M₀ − Σ δᵢ νᵢ zᵢzᵢᵀ``) and slacked bounds, so the fit reaches
+        the same optimum whatever the last fit's X or ``gamma``; it saves a cycle or
+        none on the suite's paths (see :ref:`cross_validation`).
+
     verbose : int, default=0
         Print a table row per cycle.
 
@@ -179,6 +188,11 @@ class VonNeumann(PairBregmanMixin):
     True
     """
 
+    _parameter_constraints: dict = {
+        **PairBregmanMixin._parameter_constraints,
+        "warm_start": ["boolean"],
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -190,6 +204,7 @@ class VonNeumann(PairBregmanMixin):
         n_neighbors=3,
         tol=0.03,
         max_iter=1000,
+        warm_start=False,
         verbose=0,
         random_state=None,
     ):
@@ -201,6 +216,7 @@ class VonNeumann(PairBregmanMixin):
         self.n_neighbors = n_neighbors
         self.tol = tol
         self.max_iter = max_iter
+        self.warm_start = warm_start
         self.verbose = verbose
         self.random_state = random_state
 
@@ -209,11 +225,11 @@ class VonNeumann(PairBregmanMixin):
         factor = np.ascontiguousarray(X @ eigenvectors)
         targets, self.bounds_ = self._targets(factor * np.sqrt(eigenvalues), constraints, rng)
         direction = constraints.labels.astype(np.float64)
-        dual = np.zeros(len(targets))
-        Q = np.log(eigenvalues)
-        W = np.eye(len(Q), order="F")
         # Slack penalty γ D_vN(ξ/ξ₀, 1): relative, like LogDet's (Kulis et al., 2009, §6.2.1).
         slack = np.zeros(len(targets)) if np.isinf(self.gamma) else targets / self.gamma
+        rows, local_pairs = paired_rows(factor, constraints.pairs)
+        dual, Q, W = self._start(rows, local_pairs, constraints, targets, slack,
+                                 np.log(eigenvalues))
 
         kernel = von_neumann_krylov_sweep if len(Q) >= KRYLOV_MIN_RANK else von_neumann_sweep
         counters = np.zeros(4, dtype=np.intp)
@@ -227,7 +243,6 @@ class VonNeumann(PairBregmanMixin):
                 kernel = von_neumann_sweep
             return n_violated
 
-        rows, local_pairs = paired_rows(factor, constraints.pairs)
         self.n_iter_ = cyclic_projections(
             sweep, dual, (targets, Q, W), tol=self.tol, max_iter=self.max_iter,
             verbose=self.verbose, name=type(self).__name__, random_state=rng,
@@ -237,3 +252,36 @@ class VonNeumann(PairBregmanMixin):
         self.eigenvalues_, self.eigenvectors_, self.components_ = components_from_eigen(
             eigenvectors, W, Q, trace_one=False)
         self.dual_coef_ = dual
+
+    def _start(self, rows, local_pairs, constraints, targets, slack, prior_log):
+        """Duals and the logarithm's eigenpairs ``(Q, W)`` to cycle from; ξ in ``targets``.
+
+        The prior (ν = 0, ``log M = diag(prior_log)``), or with ``warm_start`` the last
+        fit's duals on the same pairs. Each projection adds ``−δᵢ Δνᵢ zᵢzᵢᵀ`` to log M
+        (``zᵢ`` a pair's difference of ``rows``) and multiplies ξᵢ by
+        ``exp(δᵢ Δνᵢ ξ₀ᵢ / γ)`` (``slack`` holds ξ₀/γ), so any ν ≥ 0 fixes both. Duals
+        whose bounds overflow (far larger than this γ's) are not used.
+        """
+        prior = (np.zeros(len(targets)), prior_log.copy(),
+                 np.eye(len(prior_log), order="F"))
+        last = getattr(self, "constraints_", None)
+        if not (self.warm_start and last is not None
+                and np.array_equal(last.pairs, constraints.pairs)
+                and np.array_equal(last.labels, constraints.labels)):
+            return prior
+        dual = self.dual_coef_.copy()
+        weights = constraints.labels * dual
+        with np.errstate(over="ignore"):
+            bounds = targets * np.exp(weights * slack)
+        if not np.all(np.isfinite(bounds) & (bounds > 0.0)):
+            return prior
+        # Σ wᵢ zᵢzᵢᵀ = Rᵀ L R, L the Laplacian of the pairs weighted by w = δν: no m×r array.
+        first, second = local_pairs.T
+        laplacian = sparse.coo_matrix(
+            (np.concatenate([weights, weights, -weights, -weights]),
+             (np.concatenate([first, second, first, second]),
+              np.concatenate([first, second, second, first]))),
+            shape=(len(rows),) * 2).tocsr()
+        Q, W = linalg.eigh(np.diag(prior_log) - rows.T @ (laplacian @ rows))
+        targets[:] = bounds
+        return dual, Q, np.asfortranarray(W)

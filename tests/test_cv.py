@@ -23,11 +23,10 @@ SCHEMES = (None, 3)
 def brute_force_scores(learner, X, y, folds, gammas=GAMMAS):
     """Per γ of ``gammas`` and fold: the mean share of each test sample's 5 nearest
     training samples (in the space ``learner`` learns on the training fold) that hold its
-    label. A learner with ``warm_start`` runs the γ of a fold as one warm-started path."""
+    label. The γ of a fold are fitted as one warm-started path."""
     scores = np.empty((len(gammas), folds.get_n_splits()))
-    warm = {"warm_start": True} if "warm_start" in learner.get_params() else {}
     for fold, (train, test) in enumerate(folds.split(X, y)):
-        model = clone(learner).set_params(**warm)
+        model = clone(learner).set_params(warm_start=True)
         for index, gamma in enumerate(gammas):
             model.set_params(gamma=gamma).fit(X[train], y[train])
             knn = KNeighborsClassifier(5).fit(model.transform(X[train]), y[train])

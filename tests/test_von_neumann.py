@@ -5,13 +5,15 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg, optimize
+from sklearn.base import clone
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import psdmetric._von_neumann
 from psdmetric import PairConstraints, VonNeumann
@@ -242,6 +244,54 @@ def test_kkt_conditions_at_convergence(gamma):
     # Primal feasibility and complementary slackness.
     assert np.all(delta * (distances - xi) <= 1e-7 * xi)
     assert_allclose((nu * (distances - xi) / xi)[nu > 1e-10], 0, atol=1e-7)
+
+
+def test_warm_start_path_reaches_each_optimum():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    path = VonNeumann(tol=1e-10, max_iter=100_000, warm_start=True, random_state=0)
+    for gamma in (0.1, 1.0, 10.0):
+        path.set_params(gamma=gamma).fit(X, y)
+        cold = VonNeumann(gamma=gamma, tol=1e-10, max_iter=100_000, random_state=0).fit(X, y)
+        M = cold.get_mahalanobis_matrix()
+        assert_allclose(path.get_mahalanobis_matrix(), M, rtol=0, atol=1e-9 * np.abs(M).max())
+        assert_allclose(path.dual_coef_, cold.dual_coef_, rtol=0,
+                        atol=1e-9 * cold.dual_coef_.max())
+    # Restarting at the optimum: one cycle finds nothing to change.
+    assert path.fit(X, y).n_iter_ == 1
+
+
+@pytest.mark.parametrize("gamma", [np.inf, 2.0])
+def test_warm_start_from_another_problems_duals_reaches_the_optimum(gamma):
+    """Any ν ≥ 0 fixes log M and the slacked bounds: duals fitted on other samples
+    and at another γ are a valid start, from which the fit reaches the cold optimum."""
+    X, constraints = random_problem(n_features=4, n_pairs=12, bounds=(1.0, 10.0), seed=3)
+    other = X + np.random.RandomState(5).randn(*X.shape)
+    model = VonNeumann(gamma=0.5, bounds=(1.0, 10.0), tol=1e-12, max_iter=100_000,
+                       warm_start=True).fit(other, constraints=constraints)
+    model.set_params(gamma=gamma).fit(X, constraints=constraints)
+    cold = VonNeumann(gamma=gamma, bounds=(1.0, 10.0), tol=1e-12,
+                      max_iter=100_000).fit(X, constraints=constraints)
+    M = cold.get_mahalanobis_matrix()
+    assert_allclose(model.get_mahalanobis_matrix(), M, rtol=0, atol=1e-8 * np.abs(M).max())
+    assert_allclose(model.dual_coef_, cold.dual_coef_, rtol=0,
+                    atol=1e-8 * cold.dual_coef_.max())
+
+
+def test_warm_start_is_not_used_when_it_does_not_fit():
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    fresh = VonNeumann(gamma=0.1, tol=1e-8, random_state=0)
+    reference = clone(fresh).fit(X, y)
+    # Other pairs (fewer neighbours); then duals whose slacked bounds overflow at γ = 0.1.
+    other_pairs = clone(fresh).set_params(warm_start=True, n_neighbors=1).fit(X, y)
+    overflowing = clone(fresh).set_params(warm_start=True).fit(X, y)
+    overflowing.dual_coef_ = overflowing.dual_coef_ * 1e6
+    assert np.max(overflowing.dual_coef_ * overflowing.bounds_[0] / 0.1) > 710
+    for first in (other_pairs, overflowing):
+        refit = first.set_params(n_neighbors=3).fit(X, y)
+        assert_array_equal(refit.components_, reference.components_)
+        assert refit.n_iter_ == reference.n_iter_
 
 
 def test_low_rank_prior_never_grows_rank_and_keeps_range():
