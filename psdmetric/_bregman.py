@@ -9,7 +9,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, sparse
 from sklearn.base import _fit_context
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -86,6 +86,29 @@ class PairBregmanMixin(MahalanobisMixin):
         else:
             bounds = squared_distance_bounds(factor, random_state=rng)
         return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds
+
+    def _warm_duals(self, constraints):
+        """The last fit's duals if ``warm_start`` is set and it had these pairs, else None."""
+        last = getattr(self, "constraints_", None)
+        if not (getattr(self, "warm_start", False) and last is not None
+                and np.array_equal(last.pairs, constraints.pairs)
+                and np.array_equal(last.labels, constraints.labels)):
+            return None
+        return self.dual_coef_.copy()
+
+
+def weighted_outer_sum(rows, local_pairs, weights):
+    """``Σᵢ wᵢ zᵢzᵢᵀ``, ``zᵢ`` the difference of pair i's two rows of ``rows``.
+
+    Computed as ``Rᵀ L R``, L the Laplacian of the pairs weighted by w: no m×r array.
+    """
+    first, second = local_pairs.T
+    laplacian = sparse.coo_matrix(
+        (np.concatenate([weights, weights, -weights, -weights]),
+         (np.concatenate([first, second, first, second]),
+          np.concatenate([first, second, second, first]))),
+        shape=(len(rows),) * 2).tocsr()
+    return rows.T @ (laplacian @ rows)
 
 
 def prior_eigenpairs(X, prior, n_components):

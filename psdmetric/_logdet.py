@@ -11,10 +11,15 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 """
 
 import numpy as np
-from scipy import linalg, sparse
+from scipy import linalg
 
 from ._base import oriented_columns
-from ._bregman import PairBregmanMixin, pair_difference_basis, prior_eigenpairs
+from ._bregman import (
+    PairBregmanMixin,
+    pair_difference_basis,
+    prior_eigenpairs,
+    weighted_outer_sum,
+)
 from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
 
 
@@ -211,24 +216,14 @@ class LogDet(PairBregmanMixin):
         """
         rank = rows.shape[1]
         prior = np.zeros(len(targets)), np.eye(rank, order="F")
-        last = getattr(self, "constraints_", None)
-        if not (self.warm_start and last is not None
-                and np.array_equal(last.pairs, constraints.pairs)
-                and np.array_equal(last.labels, constraints.labels)):
+        dual = self._warm_duals(constraints)
+        if dual is None:
             return prior
-        dual = self.dual_coef_.copy()
         weights = constraints.labels * dual
         inverse_targets = 1.0 / targets - (0.0 if np.isinf(self.gamma) else weights / self.gamma)
         if np.any(inverse_targets <= 0.0):
             return prior
-        # Σ wᵢ fᵢfᵢᵀ = Gᵀ L G, L the Laplacian of the pairs weighted by w = δν: no m×r array.
-        first, second = local_pairs.T
-        laplacian = sparse.coo_matrix(
-            (np.concatenate([weights, weights, -weights, -weights]),
-             (np.concatenate([first, second, first, second]),
-              np.concatenate([first, second, second, first]))),
-            shape=(len(rows),) * 2).tocsr()
-        precision = np.eye(rank) + rows.T @ (laplacian @ rows)
+        precision = np.eye(rank) + weighted_outer_sum(rows, local_pairs, weights)
         try:
             # B Bᵀ = precision⁻¹ with B lower: the Cholesky factor of the index-reversed matrix.
             lower = linalg.cholesky(precision[::-1, ::-1], lower=True)

@@ -16,10 +16,10 @@ projections and dual corrections (Kulis et al., 2009, Alg. 3).
 """
 
 import numpy as np
-from scipy import linalg, sparse
+from scipy import linalg
 
 from ._base import oriented_columns
-from ._bregman import PairBregmanMixin, ascending_prior
+from ._bregman import PairBregmanMixin, ascending_prior, weighted_outer_sum
 from ._solvers import (
     cyclic_projections,
     paired_rows,
@@ -264,24 +264,14 @@ class VonNeumann(PairBregmanMixin):
         """
         prior = (np.zeros(len(targets)), prior_log.copy(),
                  np.eye(len(prior_log), order="F"))
-        last = getattr(self, "constraints_", None)
-        if not (self.warm_start and last is not None
-                and np.array_equal(last.pairs, constraints.pairs)
-                and np.array_equal(last.labels, constraints.labels)):
+        dual = self._warm_duals(constraints)
+        if dual is None:
             return prior
-        dual = self.dual_coef_.copy()
         weights = constraints.labels * dual
         with np.errstate(over="ignore"):
             bounds = targets * np.exp(weights * slack)
         if not np.all(np.isfinite(bounds) & (bounds > 0.0)):
             return prior
-        # Σ wᵢ zᵢzᵢᵀ = Rᵀ L R, L the Laplacian of the pairs weighted by w = δν: no m×r array.
-        first, second = local_pairs.T
-        laplacian = sparse.coo_matrix(
-            (np.concatenate([weights, weights, -weights, -weights]),
-             (np.concatenate([first, second, first, second]),
-              np.concatenate([first, second, second, first]))),
-            shape=(len(rows),) * 2).tocsr()
-        Q, W = linalg.eigh(np.diag(prior_log) - rows.T @ (laplacian @ rows))
+        Q, W = linalg.eigh(np.diag(prior_log) - weighted_outer_sum(rows, local_pairs, weights))
         targets[:] = bounds
         return dual, Q, np.asfortranarray(W)
