@@ -262,8 +262,7 @@ class VonNeumann(PairBregmanMixin):
         ``exp(δᵢ Δνᵢ ξ₀ᵢ / γ)`` (``slack`` holds ξ₀/γ), so any ν ≥ 0 fixes both. Duals
         whose bounds overflow (far larger than this γ's) are not used.
         """
-        prior = (np.zeros(len(targets)), prior_log.copy(),
-                 np.eye(len(prior_log), order="F"))
+        prior = np.zeros(len(targets)), prior_log, np.eye(len(prior_log), order="F")
         dual = self._warm_duals(constraints)
         if dual is None:
             return prior
