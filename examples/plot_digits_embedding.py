@@ -8,11 +8,11 @@ the data in the plane. This example embeds scikit-learn's handwritten digits in 
 dimensions with PCA and with every psdmetric metric learner, and scores each embedding
 by the accuracy of 3-nearest-neighbours *in the plane* on held-out digits.
 
-The rank-2 LogDet learner shows a property of the LogDet divergence: it keeps the
-range of its prior (Kulis, Sustik & Dhillon, 2009, Def. 4), and ``LogDet(n_components=2)`` starts from the
-top two principal directions. Its metric therefore lives in the PCA plane, which it
-can only stretch and rotate. To let the labels choose the plane, learn a full-rank
-metric first and then take the two principal directions of the *learned* space
+The rank-2 LogDet learner shows a property of the LogDet divergence: it keeps the range
+of its prior (Kulis, Sustik & Dhillon, 2009, Def. 4), and ``LogDet(n_components=2)``
+starts from the top two principal directions. Its metric therefore lives in the PCA
+plane, which it can only stretch and rotate. To let the labels choose the plane, learn a
+full-rank metric first and then take the two principal directions of the *learned* space
 (``learner → PCA`` below), which works for every learner. PSDBoost without shrinkage
 (``shrinkage=0``, no Euclidean share of the trace) has the rank of its rank-one bases,
 so stopping it after two bases gives a rank-2 metric chosen by the labels.

@@ -8,14 +8,17 @@ Every psdmetric learner is a scikit-learn transformer, so it sits in a
 :class:`~sklearn.model_selection.GridSearchCV` tunes it like any other step. Here the
 parameters are the ones each learner asks to tune:
 
-- the slack ``gamma`` of the LogDet and von Neumann learners (Kulis, Sustik & Dhillon, 2009, §6.2.1): small
-  values let many pair constraints go unmet and stay near the Euclidean prior, large
-  values enforce the 5th / 95th-percentile distance bounds on every pair;
-- PSDBoost's soft-margin ``C`` (Shen, Welsh & Wang, 2008): the largest weight one triplet may take in
-  the dual, so ``C = 1`` is the hard margin and small ``C`` spreads the weight;
-- the learning rates ``eta`` of MEG (Tsuda, Rätsch & Warmuth, 2005; ``"auto"`` is Lemma 3.2's rate, about
-  1.5e-4 for the standardised wine data) and of the online LogDet (Burg) learner
-  (Jain, Kulis & Dhillon, 2007; relative to its starting metric).
+- the slack ``gamma`` of the LogDet and von Neumann learners (Kulis, Sustik & Dhillon,
+  2009, §6.2.1): small values let many pair constraints go unmet and stay near the
+  Euclidean prior, large values enforce the 5th / 95th-percentile distance bounds on
+  every pair;
+- PSDBoost's soft-margin ``C`` (Shen, Welsh & Wang, 2008): the largest weight one
+  triplet may take in the dual, so ``C = 1`` is the hard margin and small ``C``
+  spreads the weight;
+- the learning rates ``eta`` of MEG (Tsuda, Rätsch & Warmuth, 2005; ``"auto"`` is
+  Lemma 3.2's rate, about 1.5e-4 for the standardised wine data) and of the online
+  LogDet (Burg) learner (Jain, Kulis & Dhillon, 2007; relative to its starting
+  metric).
 """
 
 # %%

@@ -3,8 +3,8 @@
 Learning a low-rank kernel from pairs for clustering
 ====================================================
 
-Kernel mode of the LogDet learner (Kulis, Sustik & Dhillon, 2009, Alg. 2): start from a rank-16 factor
-``G₀`` of an RBF kernel over the digits 3, 8 and 9, add similar / dissimilar pairs,
+Kernel mode of the LogDet learner (Kulis, Sustik & Dhillon, 2009, Alg. 2): start from
+a rank-16 factor ``G₀`` of an RBF kernel over the digits 3, 8 and 9, add similar / dissimilar pairs,
 and learn the kernel ``K = G Gᵀ`` nearest to ``K₀ = G₀ G₀ᵀ`` in LogDet divergence that
 satisfies them. The learned kernel keeps rank 16, and every projection costs
 ``O(16²)`` whatever the number of points. Clustering quality is measured as in their

@@ -76,8 +76,8 @@ model = MEG(eta=2.0)
 checkpoints = np.unique(np.geomspace(10, n_examples, 30).astype(int))
 losses, errors, done = [], [], 0
 for checkpoint in checkpoints:
-    model.partial_fit(objects, constraints=DistanceTargets(pairs[done:checkpoint],
-                                                          targets[done:checkpoint]))
+    chunk = DistanceTargets(pairs[done:checkpoint], targets[done:checkpoint])
+    model.partial_fit(objects, constraints=chunk)
     done = checkpoint
     losses.append(model.cumulative_loss_)
     errors.append(nearest_neighbour_error(model.get_mahalanobis_matrix()))

