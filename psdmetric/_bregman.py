@@ -88,8 +88,7 @@ class PairBregmanMixin(MahalanobisMixin):
         return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds
 
     def _warm_duals(self, constraints):
-        """The last fit's duals if ``warm_start`` (of LogDet, VonNeumann) is set and it
-        had these pairs, else None."""
+        """The last fit's duals when ``warm_start`` is set and it had these pairs, else None."""
         last = getattr(self, "constraints_", None)
         if not (self.warm_start and last is not None
                 and np.array_equal(last.pairs, constraints.pairs)

@@ -104,7 +104,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         constraints = PairConstraints(pairs.pairs, pairs.labels, targets)
         stream = rng.get_state()
         scores, fit_times = [], []
-        # γ increases (sorted grid): each fit starts from the last one's duals, which it admits.
+        # γ increases (sorted grid): each fit starts from the last one's duals (the learner
+        # falls back to its prior where they do not give a valid start).
         fitted = clone(learner).set_params(warm_start=True)
         for gamma in gammas:
             rng.set_state(stream)

@@ -228,8 +228,8 @@ class VonNeumann(PairBregmanMixin):
         # Slack penalty γ D_vN(ξ/ξ₀, 1): relative, like LogDet's (Kulis et al., 2009, §6.2.1).
         slack = np.zeros(len(targets)) if np.isinf(self.gamma) else targets / self.gamma
         rows, local_pairs = paired_rows(factor, constraints.pairs)
-        dual, Q, W = self._start(rows, local_pairs, constraints, targets, slack,
-                                 np.log(eigenvalues))
+        dual, targets, Q, W = self._start(rows, local_pairs, constraints, targets, slack,
+                                          np.log(eigenvalues))
 
         kernel = von_neumann_krylov_sweep if len(Q) >= KRYLOV_MIN_RANK else von_neumann_sweep
         counters = np.zeros(4, dtype=np.intp)
@@ -254,7 +254,7 @@ class VonNeumann(PairBregmanMixin):
         self.dual_coef_ = dual
 
     def _start(self, rows, local_pairs, constraints, targets, slack, prior_log):
-        """Duals and the logarithm's eigenpairs ``(Q, W)`` to cycle from; ξ in ``targets``.
+        """Duals, bounds ξ and the logarithm's eigenpairs ``(Q, W)`` to cycle from.
 
         The prior (ν = 0, ``log M = diag(prior_log)``), or with ``warm_start`` the last
         fit's duals on the same pairs. Each projection adds ``−δᵢ Δνᵢ zᵢzᵢᵀ`` to log M
@@ -262,7 +262,7 @@ class VonNeumann(PairBregmanMixin):
         ``exp(δᵢ Δνᵢ ξ₀ᵢ / γ)`` (``slack`` holds ξ₀/γ), so any ν ≥ 0 fixes both. Duals
         whose bounds overflow (far larger than this γ's) are not used.
         """
-        prior = np.zeros(len(targets)), prior_log, np.eye(len(prior_log), order="F")
+        prior = np.zeros(len(targets)), targets, prior_log, np.eye(len(prior_log), order="F")
         dual = self._warm_duals(constraints)
         if dual is None:
             return prior
@@ -272,5 +272,4 @@ class VonNeumann(PairBregmanMixin):
         if not np.all(np.isfinite(bounds) & (bounds > 0.0)):
             return prior
         Q, W = linalg.eigh(np.diag(prior_log) - weighted_outer_sum(rows, local_pairs, weights))
-        targets[:] = bounds
-        return dual, Q, np.asfortranarray(W)
+        return dual, bounds, Q, np.asfortranarray(W)
