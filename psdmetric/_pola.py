@@ -239,14 +239,14 @@ class POLA(PairClassifierMixin, OnlineMixin):
         n_features, rank = self._span.shape
         if len(rows) < 2:
             return
-        if len(rows) - 1 + rank >= n_features:
-            self._span = None
-            return
         differences = X[rows[1:]] - X[rows[0]]
         residual = differences - (differences @ self._span) @ self._span.T
         # Residual directions below this relative level are rounding, not new dimensions.
         cutoff = _SPAN_TOLERANCE * np.max(np.abs(differences)) * np.sqrt(differences.size)
         if np.max(np.abs(residual)) <= cutoff / np.sqrt(differences.size):
+            return  # e.g. fit's later passes, over the same pairs
+        if len(rows) - 1 + rank >= n_features:
+            self._span = None
             return
         _, singular_values, directions = linalg.svd(residual, full_matrices=False)
         new = directions[singular_values > cutoff]

@@ -323,16 +323,20 @@ def _dense_passes(X, constraints, n_passes, gamma, init):
     return np.tril(A) + np.tril(A, -1).T, b
 
 
+# With 40 features, the span's 29 directions and the second pass's 29 differences exceed
+# the dimension: the later passes must still run in the span, which they do not extend.
+@pytest.mark.parametrize("n_features", [80, 40])
 @pytest.mark.parametrize("init", ["zero", "identity"])
-def test_fewer_points_than_features_run_in_the_span_of_the_differences(init):
+def test_fewer_points_than_features_run_in_the_span_of_the_differences(init, n_features):
     rng = np.random.RandomState(8)
-    X = rng.randn(30, 80) / 4
+    X = rng.randn(30, n_features) / 4
     y = rng.randint(0, 3, 30)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = POLA(gamma=1.0, init=init, initial_threshold=1.0, max_iter=5, tol=0.0,
                      random_state=0).fit(X, y)
-    assert model._span.shape == (80, 29)  # 30 points span 29 difference directions
+    assert model.n_iter_ == 5
+    assert model._span.shape == (n_features, 29)  # 30 points span 29 difference directions
     A, b = _dense_passes(X, model.constraints_, 5, 1.0, init)
     assert_allclose(model.get_mahalanobis_matrix(), A, rtol=0, atol=1e-12 * np.abs(A).max())
     assert model.threshold_ == pytest.approx(b, rel=1e-12)
