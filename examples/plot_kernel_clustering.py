@@ -4,9 +4,9 @@ Learning a low-rank kernel from pairs for clustering
 ====================================================
 
 Kernel mode of the LogDet learner (Kulis, Sustik & Dhillon, 2009, Alg. 2): start from
-a rank-16 factor ``G₀`` of an RBF kernel over the digits 3, 8 and 9, add similar / dissimilar pairs,
-and learn the kernel ``K = G Gᵀ`` nearest to ``K₀ = G₀ G₀ᵀ`` in LogDet divergence that
-satisfies them. The learned kernel keeps rank 16, and every projection costs
+a rank-16 factor ``G₀`` of an RBF kernel over the digits 3, 8 and 9, add similar /
+dissimilar pairs, and learn the kernel ``K = G Gᵀ`` nearest to ``K₀ = G₀ G₀ᵀ`` in
+LogDet divergence that satisfies them. The learned kernel keeps rank 16, and every projection costs
 ``O(16²)`` whatever the number of points. Clustering quality is measured as in their
 §7.1: normalised mutual information (NMI) between the classes and the clusters
 of kernel k-means — which, for ``K = G Gᵀ``, is k-means on the rows of ``G``.
