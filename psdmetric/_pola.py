@@ -554,6 +554,9 @@ class KernelPOLA(POLA):
     def _kernel(self, X, Y):
         if len(X) == 0 or len(Y) == 0:
             return np.zeros((len(X), len(Y)))
+        if self.kernel == "linear":
+            # fit validated X once; pairwise_kernels would check every block again.
+            return X @ Y.T
         return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
                                 **(self.kernel_params or {}))
 
@@ -576,6 +579,7 @@ class KernelPOLA(POLA):
         self._matrix = np.zeros((0, 0), order="F")
         self._rank = 0
         self._previous_pass_loss = np.inf
+        self._settled = None
 
     def _reserve(self, n_support, rank):
         """Grow the coefficient and M buffers (doubling) to hold the given sizes."""
@@ -591,16 +595,25 @@ class KernelPOLA(POLA):
         self._coefficients, self._matrix = coefficients, matrix
 
     def _one_pass(self, X, constraints):
-        X = np.ascontiguousarray(X, dtype=np.float64)
+        # fit passes the same X and constraints every pass; once a pass over them added
+        # no basis vector, later ones cannot either (same residuals) and reuse the pairs'
+        # lengths instead of a Gram block among each block's points.
+        settled = (self._settled is not None and self._settled[0] is X
+                   and self._settled[1] is constraints)
+        data = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         informative = constraints.pairs[:, 0] != constraints.pairs[:, 1]
         pairs, labels = constraints.pairs[informative], labels[informative]
         if self._initial_scale is None:
-            self._start(X, pairs)
+            self._start(data, pairs)
+        lengths = self._settled[2] if settled else np.empty(len(pairs))
+        rank = self._rank
         for start in range(0, len(pairs), _BLOCK):
-            self._block(X, pairs[start:start + _BLOCK], labels[start:start + _BLOCK])
+            block = slice(start, start + _BLOCK)
+            self._block(data, pairs[block], labels[block], lengths[block], not settled)
+        self._settled = (X, constraints, lengths) if self._rank == rank else None
         rows, local = np.unique(pairs, return_inverse=True)
-        embedded = self._coordinates(X[rows])
+        embedded = self._coordinates(data[rows])
         local = local.reshape(-1, 2)
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
         M = self._small_matrix()
@@ -608,19 +621,25 @@ class KernelPOLA(POLA):
         largest, self._pass_loss = _hinge_losses(squared, labels, self._threshold)
         return largest
 
-    def _block(self, X, pairs, labels):
+    def _block(self, X, pairs, labels, lengths, points_gram):
         rows, local = np.unique(pairs, return_inverse=True)
         points = X[rows]
-        gram = np.ascontiguousarray(np.vstack([self._kernel(self.support_, points),
-                                               self._kernel(points, points)]))
+        gram = self._kernel(self.support_, points)
+        if points_gram:
+            gram = np.vstack([gram, self._kernel(points, points)])
+        gram = np.ascontiguousarray(gram)
         n_support = len(self.support_)
         self._reserve(n_support + 2 * len(pairs), self._rank + len(pairs))
         new_stored = np.empty(2 * len(pairs), dtype=np.intp)
+        # The points' coordinates in the current basis, one product for the block.
+        coordinates = np.empty((len(points), self._coefficients.shape[1]))
+        coordinates[:, : self._rank] = (gram[:n_support].T
+                                        @ self._coefficients[:n_support, : self._rank])
         _, self._rank, self._threshold, n_new = kernel_pola_block(
             gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
             labels, self._coefficients, self._matrix, self._rank, self._threshold,
             self.gamma, _BASIS_TOLERANCE, self._initial_scale, np.empty(len(pairs)),
-            new_stored,
+            new_stored, coordinates, lengths, points_gram,
         )
         self.support_ = np.vstack([self.support_, points[new_stored[:n_new]]])
 
@@ -635,6 +654,8 @@ class KernelPOLA(POLA):
         return np.tril(lower) + np.tril(lower, -1).T
 
     def _set_components(self):
+        # The end of fit or of a partial_fit chunk: the next call's X may be new or changed.
+        self._settled = None
         eigenvalues, eigenvectors = linalg.eigh(self._small_matrix())
         scales = np.sqrt(np.maximum(eigenvalues, 0.0))
         self.embedding_ = (self._coefficients[: len(self.support_), : self._rank]

@@ -262,6 +262,29 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances(init):
     assert kernel.embedding_.shape[1] <= 5
 
 
+def test_kernel_pola_partial_fit_reads_data_changed_in_place_afresh():
+    """fit's later passes reuse the pair lengths; a new partial_fit chunk must not.
+
+    The second chunk comes in the same array and constraints objects as the first,
+    its values changed in place: the model must equal one fed two separate arrays.
+    """
+    rng = np.random.RandomState(8)
+    first, second = rng.randn(30, 3), rng.randn(30, 3)
+    constraints = PairConstraints(np.column_stack([np.arange(15), np.arange(15, 30)]),
+                                  np.where(rng.rand(15) < 0.5, 1, -1))
+    buffer = first.copy()
+    reused = KernelPOLA(initial_threshold=3.0).partial_fit(buffer, constraints=constraints)
+    reused.partial_fit(buffer, constraints=constraints)  # the basis is settled here
+    buffer[:] = second
+    reused.partial_fit(buffer, constraints=constraints)
+    fresh = KernelPOLA(initial_threshold=3.0).partial_fit(first, constraints=constraints)
+    fresh.partial_fit(first.copy(), constraints=constraints)
+    fresh.partial_fit(second, constraints=constraints)
+    pairs = np.stack([second[:15], first[15:]], axis=1)
+    assert_allclose(reused.pair_distance(pairs), fresh.pair_distance(pairs), rtol=1e-12)
+    assert reused.threshold_ == fresh.threshold_
+
+
 @pytest.mark.parametrize("init", ["zero", "identity"])
 def test_kernel_pola_learns_in_the_kernels_feature_space(init):
     """A polynomial kernel gives POLA on the explicit polynomial features.

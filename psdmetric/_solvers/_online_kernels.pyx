@@ -406,12 +406,33 @@ cdef void _add_basis_vector(double[::1, :] coefficients, double[::1, :] M, doubl
     c[rank] = residual
 
 
+cdef void _complete_coordinates(double[:, ::1] coordinates, Py_ssize_t[::1] known,
+                                Py_ssize_t p, Py_ssize_t rank,
+                                const double[::1, :] coefficients, const double[:, ::1] gram,
+                                const Py_ssize_t[::1] row_of,
+                                Py_ssize_t n_stored) noexcept nogil:
+    """Coordinates of point p along the basis vectors added since they were last read.
+
+    ``q_k = Σ_j coefficients[j, k] φ(s_j)``; a point stored after q_k was made has a zero
+    coefficient in it, so the sum may run over every point stored so far.
+    """
+    cdef Py_ssize_t j, k
+    cdef double total
+    for k in range(known[p], rank):
+        total = 0.0
+        for j in range(n_stored):
+            total = total + coefficients[j, k] * gram[row_of[j], p]
+        coordinates[p, k] = total
+    known[p] = rank
+
+
 def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                       const Py_ssize_t[:, ::1] pairs, const double[::1] labels,
                       double[::1, :] coefficients, double[::1, :] M, Py_ssize_t rank,
                       double threshold, double gamma, double tolerance,
                       double initial_scale, double[::1] losses,
-                      Py_ssize_t[::1] new_stored):
+                      Py_ssize_t[::1] new_stored, double[:, ::1] coordinates,
+                      double[::1] lengths, bint points_gram):
     """POLA in a kernel's feature space (Shalev-Shwartz et al., 2004, §3.3) over one block of pairs.
 
     The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis
@@ -425,7 +446,16 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     the differences: every difference with a residual adds a basis vector, whose
     diagonal entry of M starts at c, before its loss is read. ``coefficients`` and
     ``M`` (lower triangle used) must have room for ``n_stored + 2 n_pairs`` points and
-    ``rank + n_pairs`` basis vectors.
+    ``rank + n_pairs`` basis vectors. ``coordinates[p, :rank]`` holds the coordinates of
+    the block's point p in the basis on entry (``gramᵀ`` times ``coefficients``, one
+    product for the block); the coordinates along basis vectors added during the block
+    are computed when a pair first needs them, so a pair costs O(rank), not
+    O(n_stored · rank), once the basis stops growing.
+
+    ``lengths[t]`` receives ``‖φ(p_a) − φ(p_b)‖²`` of pair t. With ``points_gram`` false,
+    ``gram`` holds only the stored points' rows and ``lengths`` is read instead: the
+    basis cannot grow then, which holds for a pass over pairs that a previous pass
+    added no basis vector for (same residuals, same basis).
 
     Returns ``(n_stored, rank, threshold, n_new_stored)`` after the block.
     """
@@ -434,16 +464,19 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored, projections = 0
     cdef double squared_norm, residual, distance, scale
     cdef bint grows
-    if (gram.shape[0] != n_stored + n_points or labels.shape[0] != n_pairs
+    if (gram.shape[0] != n_stored + (n_points if points_gram else 0)
+            or labels.shape[0] != n_pairs or lengths.shape[0] != n_pairs
             or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * n_pairs
             or coefficients.shape[0] < n_stored + 2 * n_pairs
             or capacity < rank + n_pairs or M.shape[0] < capacity
-            or M.shape[1] < capacity):
+            or M.shape[1] < capacity or coordinates.shape[0] != n_points
+            or coordinates.shape[1] < capacity):
         raise ValueError("gram, pairs, labels, coefficients, M and outputs disagree")
     cdef Py_ssize_t lda = M.shape[0]
     # row_of[j]: the row of gram holding K(s_j, ·) for stored point j.
     cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * n_pairs, dtype=np.intp)
-    cdef double[::1] kernel_difference = np.empty(n_stored + 2 * n_pairs)
+    # known[p]: how many leading basis vectors coordinates[p] holds.
+    cdef Py_ssize_t[::1] known = np.full(n_points, rank, dtype=np.intp)
     cdef double[::1] c = np.empty(capacity)
     cdef double[::1] u = np.empty(capacity)
     cdef double[::1] work = np.empty(capacity)
@@ -454,20 +487,26 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
         for t in range(n_pairs):
             a = pairs[t, 0]
             b = pairs[t, 1]
-            for j in range(n_stored):
-                kernel_difference[j] = gram[row_of[j], a] - gram[row_of[j], b]
+            _complete_coordinates(coordinates, known, a, rank, coefficients, gram, row_of,
+                                  n_stored)
+            _complete_coordinates(coordinates, known, b, rank, coefficients, gram, row_of,
+                                  n_stored)
             squared_norm = 0.0
             for k in range(rank):
-                c[k] = 0.0
-                for j in range(n_stored):
-                    c[k] = c[k] + coefficients[j, k] * kernel_difference[j]
+                c[k] = coordinates[a, k] - coordinates[b, k]
                 squared_norm = squared_norm + c[k] * c[k]
-            scale = (gram[first_new + a, a] - 2.0 * gram[first_new + a, b]
-                     + gram[first_new + b, b])
-            residual = scale - squared_norm
-            grows = residual > tolerance * scale
-            if not (grows and initial_scale > 0.0):
-                # From A₁ = 0 a difference joins the basis only if its pair moves A.
+            if points_gram:
+                scale = (gram[first_new + a, a] - 2.0 * gram[first_new + a, b]
+                         + gram[first_new + b, b])
+                lengths[t] = scale
+                residual = scale - squared_norm
+                grows = residual > tolerance * scale
+            else:
+                scale = lengths[t]
+                grows = False
+            if grows and not initial_scale > 0.0:
+                # From A₁ = 0 a difference joins the basis only if its pair moves A (the
+                # update reads the loss of a pair that does not grow the basis itself).
                 distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0])
                 if not labels[t] * (distance - threshold) + 1.0 > 0.0:
                     losses[t] = 0.0
