@@ -59,11 +59,12 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     Parameters
     ----------
-    gamma : float, default=1.0
+    gamma : float, default=10.0
         Relaxation γ ≥ 0 of the inseparable case (eq. 12): larger values take smaller
         steps. 0 is the separable algorithm of Fig. 1. The defaults of ``gamma``,
-        ``init``, ``initial_threshold`` and ``n_neighbors`` were chosen together by
-        leave-one-data-set-out on 12 data sets (see :ref:`choosing_defaults`).
+        ``init``, ``initial_threshold``, ``n_neighbors``, ``tol`` and ``max_iter`` were
+        chosen together by leave-one-data-set-out on 12 data sets (see
+        :ref:`choosing_defaults`).
 
     init : {"identity", "zero"}, default="identity"
         The starting matrix A₁. "identity": ``A₁ = c·I`` with c such that the median
@@ -78,7 +79,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
         ``fit`` stops once every training pair has hinge loss at most ``beta``; on
         separable pairs this takes at most ``⌈R(‖A*‖²_F + (b* − b₁)²) / β²⌉`` passes.
 
-    initial_threshold : float, default=10.0
+    initial_threshold : float, default=30.0
         The starting threshold ``b₁ ≥ 1``. With ``init="identity"`` the margin of
         one is ``1 / b₁`` of the median squared pair distance: larger values ask
         less of the metric.
@@ -94,10 +95,10 @@ class POLA(PairClassifierMixin, OnlineMixin):
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
         pairs.
 
-    max_iter : int, default=50
+    max_iter : int, default=200
         Maximum number of passes ``fit`` makes over the pairs.
 
-    tol : float, default=1e-2
+    tol : float, default=1e-3
         ``fit`` also stops when a pass lowers the total training hinge loss (under the
         ``(A, b)`` at the end of the pass) by at most ``tol`` times the first pass's.
 
@@ -167,7 +168,7 @@ class POLA(PairClassifierMixin, OnlineMixin):
     >>> # These classes are separable, so the separable algorithm (gamma=0) fits them.
     >>> pola = POLA(gamma=0.0, n_neighbors=None, random_state=0).fit(X, y)
     >>> pola.n_iter_
-    2
+    3
     >>> pairs = np.stack([X[[0, 0, 60]], X[[1, 60, 70]]], axis=1)  # same, other, same
     >>> pola.pair_predict(pairs)
     array([ 1, -1,  1])
@@ -190,15 +191,15 @@ class POLA(PairClassifierMixin, OnlineMixin):
 
     def __init__(
         self,
-        gamma=1.0,
+        gamma=10.0,
         *,
         init="identity",
         beta=0.1,
-        initial_threshold=10.0,
+        initial_threshold=30.0,
         n_constraints=None,
         n_neighbors=1,
-        max_iter=50,
-        tol=1e-2,
+        max_iter=200,
+        tol=1e-3,
         verbose=0,
         random_state=None,
     ):
@@ -358,7 +359,7 @@ class KernelPOLA(POLA):
     kernel_params : dict, default=None
         Parameters of the kernel, e.g. ``{"gamma": 0.5}`` for "rbf".
 
-    gamma : float, default=1.0
+    gamma : float, default=10.0
         POLA's relaxation γ ≥ 0 (eq. 12); 0 is the separable algorithm. The defaults
         follow :class:`POLA`'s.
 
@@ -375,7 +376,7 @@ class KernelPOLA(POLA):
     beta : float, default=0.1
         ``fit`` stops once every training pair has hinge loss at most ``beta``.
 
-    initial_threshold : float, default=10.0
+    initial_threshold : float, default=30.0
         The starting threshold ``b₁ ≥ 1``.
 
     n_constraints : int, default=None
@@ -388,10 +389,10 @@ class KernelPOLA(POLA):
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
         pairs.
 
-    max_iter : int, default=50
+    max_iter : int, default=200
         Maximum number of passes ``fit`` makes over the pairs.
 
-    tol : float, default=1e-2
+    tol : float, default=1e-3
         ``fit`` also stops when a pass lowers the total training hinge loss by at most
         ``tol`` times the first pass's.
 
@@ -453,7 +454,7 @@ class KernelPOLA(POLA):
     ...                    initial_threshold=1.0, beta=0.5, n_neighbors=None,
     ...                    random_state=0).fit(X, y)
     >>> model.n_iter_
-    12
+    24
     >>> pairs = np.stack([X[:30], X[30:]], axis=1)
     >>> truth = np.where(y[:30] == y[30:], 1, -1)
     >>> round(model.pair_score(pairs, truth), 2)
@@ -471,14 +472,14 @@ class KernelPOLA(POLA):
         kernel="linear",
         *,
         kernel_params=None,
-        gamma=1.0,
+        gamma=10.0,
         init="identity",
         beta=0.1,
-        initial_threshold=10.0,
+        initial_threshold=30.0,
         n_constraints=None,
         n_neighbors=1,
-        max_iter=50,
-        tol=1e-2,
+        max_iter=200,
+        tol=1e-3,
         verbose=0,
         random_state=None,
     ):
