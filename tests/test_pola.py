@@ -274,7 +274,8 @@ def test_kernel_pola_partial_fit_reads_data_changed_in_place_afresh():
                                   np.where(rng.rand(15) < 0.5, 1, -1))
     buffer = first.copy()
     reused = KernelPOLA(initial_threshold=3.0).partial_fit(buffer, constraints=constraints)
-    reused.partial_fit(buffer, constraints=constraints)  # the basis is settled here
+    # This chunk adds no basis vector: a fit's next pass would reuse its lengths.
+    reused.partial_fit(buffer, constraints=constraints)
     buffer[:] = second
     reused.partial_fit(buffer, constraints=constraints)
     fresh = KernelPOLA(initial_threshold=3.0).partial_fit(first, constraints=constraints)

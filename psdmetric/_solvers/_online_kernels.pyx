@@ -471,7 +471,8 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
             or capacity < rank + n_pairs or M.shape[0] < capacity
             or M.shape[1] < capacity or coordinates.shape[0] != n_points
             or coordinates.shape[1] < capacity):
-        raise ValueError("gram, pairs, labels, coefficients, M and outputs disagree")
+        raise ValueError("gram, pairs, labels, coefficients, M, coordinates, lengths and "
+                         "outputs disagree")
     cdef Py_ssize_t lda = M.shape[0]
     # row_of[j]: the row of gram holding K(s_j, ·) for stored point j.
     cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * n_pairs, dtype=np.intp)
