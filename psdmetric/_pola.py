@@ -596,39 +596,45 @@ class KernelPOLA(POLA):
         self._coefficients, self._matrix = coefficients, matrix
 
     def _one_pass(self, X, constraints):
-        # fit passes the same X and constraints every pass; once a pass over them added
-        # no basis vector, later ones cannot either (same residuals) and reuse the pairs'
-        # lengths instead of a Gram block among each block's points.
-        settled = (self._settled is not None and self._settled[0] is X
-                   and self._settled[1] is constraints)
         data = np.ascontiguousarray(X, dtype=np.float64)
         labels = constraints.labels.astype(np.float64)
         informative = constraints.pairs[:, 0] != constraints.pairs[:, 1]
         pairs, labels = constraints.pairs[informative], labels[informative]
         if self._initial_scale is None:
             self._start(data, pairs)
-        lengths = self._settled[2] if settled else np.empty(len(pairs))
-        rank = self._rank
-        for start in range(0, len(pairs), _BLOCK):
-            block = slice(start, start + _BLOCK)
-            self._block(data, pairs[block], labels[block], lengths[block], not settled)
-        self._settled = (X, constraints, lengths) if self._rank == rank else None
-        rows, local = np.unique(pairs, return_inverse=True)
-        embedded = self._coordinates(data[rows])
-        local = local.reshape(-1, 2)
+        # fit passes the same X and constraints every pass; once a pass over them added
+        # no basis vector, later ones cannot either (same residuals): they run in one
+        # call on the points' coordinates, with no kernel evaluation.
+        if (self._settled is not None and self._settled[0] is X
+                and self._settled[1] is constraints):
+            lengths, local, embedded = self._settled[2:]
+            _, self._rank, self._threshold, _ = kernel_pola_block(
+                np.empty((0, 0)), len(self.support_), local, labels, self._coefficients,
+                self._matrix, self._rank, self._threshold, self.gamma, _BASIS_TOLERANCE,
+                self._initial_scale, np.empty(len(pairs)), np.empty(0, dtype=np.intp),
+                embedded, lengths, False,
+            )
+        else:
+            lengths, rank = np.empty(len(pairs)), self._rank
+            for start in range(0, len(pairs), _BLOCK):
+                block = slice(start, start + _BLOCK)
+                self._block(data, pairs[block], labels[block], lengths[block])
+            rows, local = np.unique(pairs, return_inverse=True)
+            local = np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp)
+            embedded = np.ascontiguousarray(self._coordinates(data[rows]))
+            self._settled = ((X, constraints, lengths, local, embedded)
+                             if self._rank == rank else None)
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
         M = self._small_matrix()
         squared = np.einsum("ij,ij->i", difference @ M, difference)
         largest, self._pass_loss = _hinge_losses(squared, labels, self._threshold)
         return largest
 
-    def _block(self, X, pairs, labels, lengths, points_gram):
+    def _block(self, X, pairs, labels, lengths):
         rows, local = np.unique(pairs, return_inverse=True)
         points = X[rows]
-        gram = self._kernel(self.support_, points)
-        if points_gram:
-            gram = np.vstack([gram, self._kernel(points, points)])
-        gram = np.ascontiguousarray(gram)
+        gram = np.ascontiguousarray(np.vstack([self._kernel(self.support_, points),
+                                               self._kernel(points, points)]))
         n_support = len(self.support_)
         self._reserve(n_support + 2 * len(pairs), self._rank + len(pairs))
         new_stored = np.empty(2 * len(pairs), dtype=np.intp)
@@ -640,7 +646,7 @@ class KernelPOLA(POLA):
             gram, n_support, np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp),
             labels, self._coefficients, self._matrix, self._rank, self._threshold,
             self.gamma, _BASIS_TOLERANCE, self._initial_scale, np.empty(len(pairs)),
-            new_stored, coordinates, lengths, points_gram,
+            new_stored, coordinates, lengths, True,
         )
         self.support_ = np.vstack([self.support_, points[new_stored[:n_new]]])
 

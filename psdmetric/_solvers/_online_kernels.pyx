@@ -432,7 +432,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                       double threshold, double gamma, double tolerance,
                       double initial_scale, double[::1] losses,
                       Py_ssize_t[::1] new_stored, double[:, ::1] coordinates,
-                      double[::1] lengths, bint points_gram):
+                      double[::1] lengths, bint can_grow):
     """POLA in a kernel's feature space (Shalev-Shwartz et al., 2004, §3.3) over one block of pairs.
 
     The learned matrix is ``A = Σ_kl M_kl q_k q_lᵀ`` over an orthonormal basis
@@ -452,25 +452,27 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     are computed when a pair first needs them, so a pair costs O(rank), not
     O(n_stored · rank), once the basis stops growing.
 
-    ``lengths[t]`` receives ``‖φ(p_a) − φ(p_b)‖²`` of pair t. With ``points_gram`` false,
-    ``gram`` holds only the stored points' rows and ``lengths`` is read instead: the
-    basis cannot grow then, which holds for a pass over pairs that a previous pass
-    added no basis vector for (same residuals, same basis).
+    ``lengths[t]`` receives ``‖φ(p_a) − φ(p_b)‖²`` of pair t. With ``can_grow`` false no
+    pair adds a basis vector (true of a pass over pairs that a previous pass added none
+    for: same residuals, same basis), ``gram`` is not read, ``coordinates`` holds every
+    point's coordinates and ``lengths`` is read: the whole pass is one call.
 
     Returns ``(n_stored, rank, threshold, n_new_stored)`` after the block.
     """
-    cdef Py_ssize_t n_pairs = pairs.shape[0], n_points = gram.shape[1]
+    cdef Py_ssize_t n_pairs = pairs.shape[0], n_points = coordinates.shape[0]
     cdef Py_ssize_t capacity = coefficients.shape[1]
+    # Room for the basis vectors (and their stored points) the pairs may add.
+    cdef Py_ssize_t growth = n_pairs if can_grow else 0
     cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored, projections = 0
     cdef double squared_norm, residual, distance, scale
     cdef bint grows
-    if (gram.shape[0] != n_stored + (n_points if points_gram else 0)
+    if ((can_grow and (gram.shape[0] != n_stored + n_points or gram.shape[1] != n_points))
             or labels.shape[0] != n_pairs or lengths.shape[0] != n_pairs
-            or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * n_pairs
-            or coefficients.shape[0] < n_stored + 2 * n_pairs
-            or capacity < rank + n_pairs or M.shape[0] < capacity
-            or M.shape[1] < capacity or coordinates.shape[0] != n_points
-            or coordinates.shape[1] < capacity):
+            or losses.shape[0] != n_pairs or new_stored.shape[0] < 2 * growth
+            or coefficients.shape[0] < n_stored + 2 * growth
+            or capacity < rank + growth or M.shape[0] < capacity
+            or M.shape[1] < capacity
+            or coordinates.shape[1] < (capacity if can_grow else rank)):
         raise ValueError("gram, pairs, labels, coefficients, M, coordinates, lengths and "
                          "outputs disagree")
     cdef Py_ssize_t lda = M.shape[0]
@@ -496,7 +498,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
             for k in range(rank):
                 c[k] = coordinates[a, k] - coordinates[b, k]
                 squared_norm = squared_norm + c[k] * c[k]
-            if points_gram:
+            if can_grow:
                 scale = (gram[first_new + a, a] - 2.0 * gram[first_new + a, b]
                          + gram[first_new + b, b])
                 lengths[t] = scale
