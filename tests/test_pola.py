@@ -263,7 +263,7 @@ def test_kernel_pola_with_linear_kernel_learns_the_same_distances(init):
 
 
 def test_kernel_pola_partial_fit_reads_data_changed_in_place_afresh():
-    """fit's later passes reuse the pair lengths; a new partial_fit chunk must not.
+    """fit's later passes reuse the pairs' coordinates; a new partial_fit chunk must not.
 
     The second chunk comes in the same array and constraints objects as the first,
     its values changed in place: the model must equal one fed two separate arrays.
@@ -274,7 +274,7 @@ def test_kernel_pola_partial_fit_reads_data_changed_in_place_afresh():
                                   np.where(rng.rand(15) < 0.5, 1, -1))
     buffer = first.copy()
     reused = KernelPOLA(initial_threshold=3.0).partial_fit(buffer, constraints=constraints)
-    # This chunk adds no basis vector: a fit's next pass would reuse its lengths.
+    # This chunk adds no basis vector: a fit's next pass would reuse its coordinates.
     reused.partial_fit(buffer, constraints=constraints)
     buffer[:] = second
     reused.partial_fit(buffer, constraints=constraints)
