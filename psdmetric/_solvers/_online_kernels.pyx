@@ -477,7 +477,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                          "outputs disagree")
     cdef Py_ssize_t lda = M.shape[0]
     # row_of[j]: the row of gram holding K(s_j, ·) for stored point j.
-    cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * n_pairs, dtype=np.intp)
+    cdef Py_ssize_t[::1] row_of = np.empty(n_stored + 2 * growth, dtype=np.intp)
     # known[p]: how many leading basis vectors coordinates[p] holds.
     cdef Py_ssize_t[::1] known = np.full(n_points, rank, dtype=np.intp)
     cdef double[::1] c = np.empty(capacity)
