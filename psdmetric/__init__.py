@@ -2,9 +2,10 @@
 
 # First: in an unbuilt source tree, fail with instructions.
 from . import _check_build  # noqa: F401
-from ._base import MahalanobisMixin
-from ._burg import BurgRegressor, OnlineLogDet
-from ._constraints import (
+from ._boost import PSDBoost
+from ._bregman import DefiniteBoost, LogDet, LogDetCV, VonNeumann, VonNeumannCV
+from ._core import MahalanobisMixin, logdet_divergence, von_neumann_divergence
+from ._core import (
     DistanceTargets,
     PairConstraints,
     TripletConstraints,
@@ -13,15 +14,8 @@ from ._constraints import (
     squared_distance_bounds,
     triplets_from_labels,
 )
-from ._cv import LogDetCV, VonNeumannCV
-from ._definite_boost import DefiniteBoost
-from ._divergences import logdet_divergence, von_neumann_divergence
-from ._logdet import LogDet
-from ._meg import MEG
-from ._pola import KernelPOLA, POLA
-from ._psdboost import PSDBoost
-from ._von_neumann import VonNeumann
-from ._weakly_supervised import PairsClassifier, TripletsClassifier
+from ._online import MEG, POLA, BurgRegressor, KernelPOLA, OnlineLogDet
+from ._tuples import PairsClassifier, TripletsClassifier
 
 __version__ = "0.1.0.dev0"
 

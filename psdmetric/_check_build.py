@@ -9,10 +9,11 @@ from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 _PACKAGE = Path(__file__).parent
-_SOLVERS = _PACKAGE / "_solvers"
-_BUILT = {path.name.split(".")[0] for suffix in EXTENSION_SUFFIXES
-          for path in _SOLVERS.glob("*" + suffix)}
-_MISSING = sorted(path.stem for path in _SOLVERS.glob("*.pyx") if path.stem not in _BUILT)
+# Each family keeps its kernels beside its Python: every .pyx below the package.
+_BUILT = {path.parent / path.name.split(".")[0] for suffix in EXTENSION_SUFFIXES
+          for path in _PACKAGE.glob("*/*" + suffix)}
+_MISSING = sorted(path.stem for path in _PACKAGE.glob("*/*.pyx")
+                  if path.with_suffix("") not in _BUILT)
 
 if _MISSING:
     raise ImportError(

@@ -18,7 +18,7 @@ from psdmetric import (
     OnlineLogDet,
     distance_targets_from_labels,
 )
-from psdmetric._solvers import burg_matrix_pass, burg_vector_pass
+from psdmetric._online._burg_kernels import burg_matrix_pass, burg_vector_pass
 
 
 def reference_matrix_pass(W, Z, targets, eta, scale, sides):

@@ -12,7 +12,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
-import psdmetric._logdet
+import psdmetric._bregman._logdet
 from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
 
 SEARCHES = [(LogDetCV, LogDet), (VonNeumannCV, VonNeumann)]
@@ -182,7 +182,7 @@ def test_random_state_none_draws_one_seed_for_all_folds_and_the_refit():
 
 
 def _interrupt_second_sweep(monkeypatch):
-    real, calls = psdmetric._logdet.logdet_sweep, []
+    real, calls = psdmetric._bregman._logdet.logdet_sweep, []
 
     def interrupted(*args):
         calls.append(None)
@@ -191,7 +191,7 @@ def _interrupt_second_sweep(monkeypatch):
             raise KeyboardInterrupt
         return result
 
-    monkeypatch.setattr(psdmetric._logdet, "logdet_sweep", interrupted)
+    monkeypatch.setattr(psdmetric._bregman._logdet, "logdet_sweep", interrupted)
     return calls
 
 

@@ -10,7 +10,7 @@ from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
 from psdmetric import DefiniteBoost, PairConstraints
-from psdmetric._solvers import definite_boost_steps
+from psdmetric._bregman._definite_boost_kernels import definite_boost_steps
 
 
 def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=False,

@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from psdmetric import MahalanobisMixin, PairConstraints
-from psdmetric._solvers import ArrayCheckpoint, Round, iterate
+from psdmetric._core import ArrayCheckpoint, Round, iterate
 
 
 class HingeMetric(MahalanobisMixin):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from psdmetric._solvers import rank_one_eigen_update
+from psdmetric._core import rank_one_eigen_update
 
 EPS = np.finfo(float).eps
 

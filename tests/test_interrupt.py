@@ -14,11 +14,11 @@ from sklearn.base import RegressorMixin, is_regressor
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-import psdmetric._definite_boost
-import psdmetric._logdet
-import psdmetric._psdboost
-import psdmetric._solvers._master_lp
-import psdmetric._von_neumann
+import psdmetric._bregman._definite_boost
+import psdmetric._bregman._logdet
+import psdmetric._boost._psdboost
+import psdmetric._boost._master_lp
+import psdmetric._bregman._von_neumann
 from psdmetric import DefiniteBoost, LogDet, PairConstraints, PSDBoost, VonNeumann
 from test_common import ESTIMATORS
 
@@ -34,10 +34,10 @@ ONLINE_METRIC_LEARNERS = [E for E in ONLINE if hasattr(E, "get_mahalanobis_matri
 # learner keeps a copy of the last counted pass to go back to). The online learners
 # (all with ``_one_pass``) are interrupted as their second pass returns.
 BATCH_LOOP_CALLS = {
-    LogDet: (psdmetric._logdet, "logdet_sweep", True),
-    VonNeumann: (psdmetric._von_neumann, "von_neumann_sweep", True),
-    DefiniteBoost: (psdmetric._definite_boost, "definite_boost_steps", True),
-    PSDBoost: (psdmetric._solvers._master_lp.RestrictedMaster, "solve", True),
+    LogDet: (psdmetric._bregman._logdet, "logdet_sweep", True),
+    VonNeumann: (psdmetric._bregman._von_neumann, "von_neumann_sweep", True),
+    DefiniteBoost: (psdmetric._bregman._definite_boost, "definite_boost_steps", True),
+    PSDBoost: (psdmetric._boost._master_lp.RestrictedMaster, "solve", True),
 }
 
 
@@ -138,7 +138,7 @@ def test_ctrl_c_during_fit_keeps_the_last_complete_pass_and_warns(Estimator, mon
 
 def test_ctrl_c_while_psdboost_prices_keeps_that_iterations_lp_and_its_bounds(monkeypatch):
     X, fit_args, params = problem(PSDBoost)
-    interrupt(monkeypatch, psdmetric._psdboost._ColumnGeneration, "price", at=3,
+    interrupt(monkeypatch, psdmetric._boost._psdboost._ColumnGeneration, "price", at=3,
               runs_first=False)
     with pytest.warns(ConvergenceWarning, match="interrupted by the user after 3 complete iter"):
         model = PSDBoost(**params).fit(X, **fit_args)
@@ -194,7 +194,7 @@ def test_partial_fit_with_another_feature_count_names_both_counts(Estimator):
 @pytest.mark.parametrize("Estimator", ONLINE_METRIC_LEARNERS,
                          ids=[E.__name__ for E in ONLINE_METRIC_LEARNERS])
 def test_partial_fit_takes_classes_never_seen_before_as_chunk_local_labels(Estimator):
-    """Labels are compared only within a chunk (documented in psdmetric._online)."""
+    """Labels are compared only within a chunk (documented in psdmetric._online._base)."""
     X, fit_args, params = problem(Estimator)
     y = np.arange(60) % 2
     first, second = slice(0, 30), slice(30, 60)

@@ -16,9 +16,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import LogDet, PairConstraints
-from psdmetric._bregman import pair_difference_basis, prior_eigenpairs
-from psdmetric._solvers import cholupdatemult, logdet_sweep
-from psdmetric._solvers._cyclic import SCREEN_MARGIN
+from psdmetric._bregman._base import pair_difference_basis, prior_eigenpairs
+from psdmetric._bregman._logdet_kernels import logdet_sweep
+from psdmetric._core import cholupdatemult
+from psdmetric._core._cyclic import SCREEN_MARGIN
 
 
 def reference_logdet_sweep(A, Z, direction, target, dual, gamma, order):
@@ -408,7 +409,7 @@ def test_explicit_constraints_validation():
 def test_interrupted_fit_keeps_the_last_counted_cycle(monkeypatch, sweep_runs):
     """Ctrl-C before the third sweep, or after it ran (the compiled sweep finishes before
     Python sees the signal): both give exactly the matrix of two cycles."""
-    import psdmetric._logdet as logdet_module
+    import psdmetric._bregman._logdet as logdet_module
 
     real_sweep = logdet_module.logdet_sweep
     calls = []

@@ -9,7 +9,7 @@ from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from psdmetric import MEG, DistanceTargets, distance_targets_from_labels
-from psdmetric._solvers import meg_pass
+from psdmetric._online._meg_kernels import meg_pass
 
 
 def reference_meg(X, pairs, targets, eta, sides):

@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import PolynomialFeatures
 
 from psdmetric import POLA, KernelPOLA, PairConstraints
-from psdmetric._solvers import pola_pass
+from psdmetric._online._pola_kernels import pola_pass
 
 
 def reference_pola(Z, labels, A, b, gamma):

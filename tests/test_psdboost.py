@@ -11,9 +11,9 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
-import psdmetric._psdboost as psdboost_module
-import psdmetric._solvers._base_learner as base_learner
-import psdmetric._solvers._master_lp as master_lp
+import psdmetric._boost._psdboost as psdboost_module
+import psdmetric._boost._pricing as base_learner
+import psdmetric._boost._master_lp as master_lp
 from psdmetric import PSDBoost, TripletConstraints, triplets_from_labels
 
 # Comparisons with the oracle allow Clarabel's 1e-7 tolerances (the learner's own LPs are

@@ -203,8 +203,8 @@ def test_fit_iterates_with_one_blas_thread(Estimator, monkeypatch):
             return iterate(*args, **kwargs)
         return recorded
 
-    for module in (psdmetric._solvers._cyclic, psdmetric._online, psdmetric._psdboost,
-                   psdmetric._definite_boost):
+    for module in (psdmetric._core._cyclic, psdmetric._online._base, psdmetric._boost._psdboost,
+                   psdmetric._bregman._definite_boost):
         monkeypatch.setattr(module, "iterate", recording(module.iterate))
     X, y = blobs(n_samples=60, n_features=5, n_classes=3, seed=4)
     with threadpool_limits(2):

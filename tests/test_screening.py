@@ -8,19 +8,19 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg
 from sklearn.base import clone
 
-import psdmetric._definite_boost as definite_boost_module
-import psdmetric._logdet as logdet_module
-import psdmetric._von_neumann as von_neumann_module
+import psdmetric._bregman._definite_boost as definite_boost_module
+import psdmetric._bregman._logdet as logdet_module
+import psdmetric._bregman._von_neumann as von_neumann_module
 from psdmetric import DefiniteBoost, LogDet, PairConstraints, VonNeumann
-from psdmetric._solvers import (
+from psdmetric._bregman._logdet_kernels import logdet_sweep
+from psdmetric._bregman._von_neumann_kernels import von_neumann_sweep
+from psdmetric._core import (
     cyclic_projections,
-    logdet_sweep,
     pair_squared_distances,
     paired_rows,
     screen_violations,
-    von_neumann_sweep,
 )
-from psdmetric._solvers._cyclic import SCREEN_MARGIN
+from psdmetric._core._cyclic import SCREEN_MARGIN
 
 
 def reference_pair_squared_distances(F, pairs):

@@ -15,10 +15,10 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import psdmetric._von_neumann
+import psdmetric._bregman._von_neumann
 from psdmetric import PairConstraints, VonNeumann
-from psdmetric._solvers import von_neumann_krylov_sweep, von_neumann_sweep
-from psdmetric._solvers._cyclic import SCREEN_MARGIN
+from psdmetric._bregman._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
+from psdmetric._core._cyclic import SCREEN_MARGIN
 
 
 def log_quadratic(L, z_hat, t):
@@ -89,7 +89,7 @@ def differences(X, constraints):
 @pytest.mark.parametrize("gamma", [np.inf, 1.0, 0.05])
 def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma, monkeypatch):
     # The reference solves every projection exactly; so must the learner here.
-    monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", 0.0)
+    monkeypatch.setattr(psdmetric._bregman._von_neumann, "ROOT_RTOL", 0.0)
     X, constraints = random_problem(n_features=5, n_pairs=12, seed=1)
     bounds = (1.0, 20.0)
     model = VonNeumann(gamma=gamma, bounds=bounds, max_iter=8, tol=0.0, random_state=3)
@@ -143,8 +143,8 @@ def test_each_projection_leaves_its_constraint_tight():
 def test_relaxed_projections_reach_the_exact_fixed_point(gamma, monkeypatch):
     X, constraints = random_problem(n_features=5, n_pairs=15, seed=4)
     fits = {}
-    for root_rtol in (psdmetric._von_neumann.ROOT_RTOL, 0.0):
-        monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", root_rtol)
+    for root_rtol in (psdmetric._bregman._von_neumann.ROOT_RTOL, 0.0):
+        monkeypatch.setattr(psdmetric._bregman._von_neumann, "ROOT_RTOL", root_rtol)
         model = VonNeumann(gamma=gamma, bounds=(1.0, 20.0), tol=1e-12, max_iter=100_000,
                            random_state=0).fit(X, constraints=constraints)
         fits[root_rtol] = model.get_mahalanobis_matrix(), model.dual_coef_
@@ -437,7 +437,7 @@ def test_krylov_sweep_equals_numpy_reference():
 def test_relaxed_lanczos_fit_reaches_the_exact_fixed_point(gamma, monkeypatch):
     """From rank 32 the fit projects through Lanczos with relaxed roots and Lanczos runs;
     at a tight tol it reaches the fixed point of exact projections on the eigenbasis."""
-    rank = psdmetric._von_neumann.KRYLOV_MIN_RANK
+    rank = psdmetric._bregman._von_neumann.KRYLOV_MIN_RANK
     rng = np.random.RandomState(13)
     X = rng.randn(120, rank)
     pairs = rng.choice(120, size=(80, 2))
@@ -449,10 +449,10 @@ def test_relaxed_lanczos_fit_reaches_the_exact_fixed_point(gamma, monkeypatch):
     squared = np.sum((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2, axis=1)
     bounds = tuple(np.percentile(squared, [10, 90]))
     fits = {}
-    for label, min_rank, root_rtol in (("lanczos", rank, psdmetric._von_neumann.ROOT_RTOL),
+    for label, min_rank, root_rtol in (("lanczos", rank, psdmetric._bregman._von_neumann.ROOT_RTOL),
                                        ("exact", rank + 1, 0.0)):
-        monkeypatch.setattr(psdmetric._von_neumann, "KRYLOV_MIN_RANK", min_rank)
-        monkeypatch.setattr(psdmetric._von_neumann, "ROOT_RTOL", root_rtol)
+        monkeypatch.setattr(psdmetric._bregman._von_neumann, "KRYLOV_MIN_RANK", min_rank)
+        monkeypatch.setattr(psdmetric._bregman._von_neumann, "ROOT_RTOL", root_rtol)
         fits[label] = VonNeumann(gamma=gamma, bounds=bounds, tol=1e-12, max_iter=100_000,
                                  random_state=0).fit(X, constraints=constraints)
     assert fits["lanczos"].n_iter_ > 10
@@ -474,7 +474,7 @@ def test_fit_leaves_krylov_spaces_that_grow_long_for_the_eigenbasis(monkeypatch)
         calls.append(kwargs["counters"][3])
         return von_neumann_sweep(*args, **kwargs)
 
-    monkeypatch.setattr(psdmetric._von_neumann, "von_neumann_sweep", spy)
+    monkeypatch.setattr(psdmetric._bregman._von_neumann, "von_neumann_sweep", spy)
     model = VonNeumann(gamma=np.inf, bounds=bounds, max_iter=6, tol=0.0, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

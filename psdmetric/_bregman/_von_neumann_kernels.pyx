@@ -5,7 +5,7 @@
 Each projection changes the logarithm of ``W exp(Q) Wᵀ`` by ``α z zᵀ``; its multiplier is
 the root of a monotone function of the spectrum seen from z, found by a safeguarded
 Newton iteration. ``von_neumann_sweep`` keeps the eigenbasis: one eigen update of
-:mod:`psdmetric._solvers._eigen_update` per projection, then the r³ rotation
+:mod:`psdmetric._core._eigen_update` per projection, then the r³ rotation
 ``W ← W U``. ``von_neumann_krylov_sweep`` keeps the logarithm L itself: the function
 only needs ``zᵀ exp(L + t ẑẑᵀ) z``, which lives in the Krylov space of L and z
 (``L + t ẑẑᵀ`` has the same one), so a few Lanczos steps reduce the projection to the same
@@ -18,7 +18,7 @@ from libc.math cimport INFINITY, NAN, exp, fabs, log, sqrt
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dnrm2, dscal
 
-from ._eigen_update cimport (
+from .._core._eigen_update cimport (
     _Workspace,
     _apply,
     _check_sorted,
@@ -28,7 +28,7 @@ from ._eigen_update cimport (
     _spectrum,
     _unit_spectrum,
 )
-from ._eigen_workspace cimport Work
+from .._core._eigen_workspace cimport Work
 
 
 cdef extern from "_krylov_simd.h" nogil:

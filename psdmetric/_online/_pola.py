@@ -20,9 +20,9 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import PairClassifierMixin, oriented_columns
-from ._online import OnlineMixin
-from ._solvers import kernel_pola_block, pola_pass
+from .._core import PairClassifierMixin, oriented_columns
+from ._base import OnlineMixin
+from ._pola_kernels import kernel_pola_block, pola_pass
 
 # Kernel POLA processes pairs in blocks: one kernel evaluation per block, not per pair.
 _BLOCK = 256

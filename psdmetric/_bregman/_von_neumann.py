@@ -1,6 +1,6 @@
 """von Neumann metric learning: exact projections (Kulis et al., 2009, §5.2).
 
-This learner and DefiniteBoost (:mod:`psdmetric._definite_boost`) keep the matrix in
+This learner and DefiniteBoost (:mod:`psdmetric._bregman._definite_boost`) keep the matrix in
 the range of the prior ``M₀ = U diag(s) Uᵀ`` as ``M = U W exp(Q) Wᵀ Uᵀ``, W orthogonal
 r×r and Q diagonal: the logarithm, so that a Bregman projection
 ``log M ← log M + α z zᵀ`` is one diagonal-plus-rank-one eigen update of ``Q``
@@ -18,15 +18,9 @@ projections and dual corrections (Kulis et al., 2009, Alg. 3).
 import numpy as np
 from scipy import linalg
 
-from ._base import oriented_columns
-from ._bregman import PairBregmanMixin, ascending_prior, weighted_outer_sum
-from ._solvers import (
-    cyclic_projections,
-    paired_rows,
-    screen_violations,
-    von_neumann_krylov_sweep,
-    von_neumann_sweep,
-)
+from .._core import cyclic_projections, oriented_columns, paired_rows, screen_violations
+from ._base import PairBregmanMixin, ascending_prior, weighted_outer_sum
+from ._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
 
 # Each projection's root is solved until the constraint's log-residual is a tenth of
 # where it started: the dual corrections of later cycles absorb the rest, the fixed point

@@ -7,10 +7,10 @@ extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ 
 
 - the restricted dual (D1) over the bases found so far, an LP in the triplet weights
   ``w`` solved by HiGHS; its duals are the primal ``θ``, ``ρ`` and ``ξ``
-  (``_solvers/_master_lp.py``);
+  (``_master_lp.py``);
 - the base learner (B1), the top eigenpairs of ``H = Σ w_r A_r``: dense for moderate
   dimension, otherwise Lanczos (ARPACK) on ``H u = Eᵀ (e ∘ E u)`` with ``E`` the
-  stacked difference vectors, so no ``A_r`` is ever formed (``_solvers/_base_learner.py``).
+  stacked difference vectors, so no ``A_r`` is ever formed (``_pricing.py``).
 
 ``π`` (the restricted dual optimum) bounds the SDP optimum from below and ``λmax(H)``
 at any feasible ``w`` from above, so a gap ``λmax(H) − π`` below
@@ -40,11 +40,9 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import MahalanobisMixin, oriented_columns
-from ._constraints import triplets_from_labels
-from ._solvers import Round, iterate, one_blas_thread
-from ._solvers._base_learner import extreme_points
-from ._solvers._master_lp import RestrictedMaster
+from .._core import MahalanobisMixin, Round, iterate, one_blas_thread, oriented_columns, triplets_from_labels
+from ._master_lp import RestrictedMaster
+from ._pricing import extreme_points
 
 # Defaults chosen by leave-one-data-set-out 5-NN error over a 14-set suite
 # (bench/bench_psdboost_defaults.py): target neighbours, the cap on triplets, the

@@ -3,24 +3,24 @@
 The trace-one problem of Tsuda, Rätsch & Warmuth (2005), §4 (``min D_vN(W, W₁)``,
 ``tr W = 1``, ``tr(W C_j) ≤ 0``), solved by their greedy approximate projections or by
 exact projections (Kulis, Sustik & Dhillon (2009), §6.3). The matrix is kept as in
-:mod:`psdmetric._von_neumann`, ``M = U W exp(Q) Wᵀ Uᵀ``.
+:mod:`psdmetric._bregman._von_neumann`, ``M = U W exp(Q) Wᵀ Uᵀ``.
 """
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ._bregman import PairBregmanMixin, ascending_prior
-from ._solvers import (
+from .._core import (
     ArrayCheckpoint,
     Round,
     cyclic_projections,
-    definite_boost_steps,
     iterate,
     paired_rows,
     screen_violations,
-    von_neumann_sweep,
 )
+from ._base import PairBregmanMixin, ascending_prior
+from ._definite_boost_kernels import definite_boost_steps
 from ._von_neumann import components_from_eigen
+from ._von_neumann_kernels import von_neumann_sweep
 
 
 class DefiniteBoost(PairBregmanMixin):

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._constraints import DistanceTargets, PairConstraints, TripletConstraints
+from .._core import DistanceTargets, PairConstraints, TripletConstraints
 
 # Percentiles of the training pairs' squared distances that become the target squared
 # distances of similar and dissimilar pairs for the regression learners (ITML's bounds).

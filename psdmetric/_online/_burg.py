@@ -17,10 +17,9 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import oriented_columns
-from ._constraints import DistanceTargets
-from ._online import OnlineMixin, target_sides
-from ._solvers import EstimatorCheckpoint, Round, burg_matrix_pass, burg_vector_pass, iterate
+from .._core import DistanceTargets, EstimatorCheckpoint, Round, iterate, oriented_columns
+from ._base import OnlineMixin, target_sides
+from ._burg_kernels import burg_matrix_pass, burg_vector_pass
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
 _SCALE_SAMPLE = 10_000

@@ -5,7 +5,7 @@ from libc.math cimport INFINITY
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dnrm2
 
-from ._eigen_update cimport (
+from .._core._eigen_update cimport (
     _Workspace,
     _apply,
     _check_sorted,
@@ -14,7 +14,7 @@ from ._eigen_update cimport (
     _normalize_top,
     _unit_spectrum,
 )
-from ._eigen_workspace cimport Work
+from .._core._eigen_workspace cimport Work
 
 
 def meg_pass(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,

@@ -25,11 +25,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 
-from ._base import MahalanobisMixin
-from ._bregman import prior_eigenpairs
-from ._constraints import PairConstraints
+from .._core import MahalanobisMixin, PairConstraints, threadpool_controller
+from ._base import prior_eigenpairs
 from ._logdet import LogDet
-from ._solvers import threadpool_controller
 from ._von_neumann import VonNeumann
 
 

@@ -6,7 +6,7 @@ Its k eigenvalues are the roots of ``1/ρ + Σ y_j² / (p_j − λ) = 0``, one p
 each is iterated relative to its nearest pole (the "middle way" of Li 1994, with
 bisection safeguards), so every ``p_j − λ_i`` is exact to working precision. All k roots
 are iterated together, one O(k²) pass per iteration that loops over roots innermost
-and so vectorises. Used by :mod:`psdmetric._solvers._eigen_update`.
+and so vectorises. Used by :mod:`psdmetric._core._eigen_update`.
 """
 from libc.float cimport DBL_EPSILON
 from libc.math cimport INFINITY, fabs, sqrt

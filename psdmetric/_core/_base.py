@@ -152,7 +152,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """Validate ``fit`` input; return ``X`` and constraints of the learner's kind.
 
         Class labels ``y`` are turned into constraints here, through the generators
-        of :mod:`psdmetric._constraints`, so every learner reads labels the same way.
+        of :mod:`psdmetric._core._constraints`, so every learner reads labels the same way.
         ``reset=False`` (later ``partial_fit`` calls) checks X against the features
         seen first. ``chunk=True`` (``partial_fit``) accepts labels of a single class,
         which a chunk of a stream may hold; a whole training set may not.

@@ -13,7 +13,7 @@ The eigenproblem (Golub 1973; Gu and Eisenstat 1994; Demmel 1997 §5.3.3):
 1. deflation, as LAPACK's dlaed2: a component of w below roundoff leaves its pole an
    eigenvalue; two (nearly) equal poles are merged by a Givens rotation of W's columns;
 2. the k remaining eigenvalues are the roots of the secular equation
-   ``1/ρ + Σ w_j² / (q_j − λ) = 0``, solved in :mod:`psdmetric._solvers._secular`;
+   ``1/ρ + Σ w_j² / (q_j − λ) = 0``, solved in :mod:`psdmetric._core._secular`;
 3. eigenvectors by Gu and Eisenstat: w is recomputed from the roots (Löwner's formula),
    and the vectors ``(q − λ_i)⁻¹ ŵ`` are then orthogonal to working precision;
 4. ``W ← W U``: one dgemm on the non-deflated columns (rotations for the rest).

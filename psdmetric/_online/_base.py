@@ -1,7 +1,7 @@
 """The online API shared by the online learners (MEG, Burg, POLA).
 
 ``partial_fit(X, y)`` learns from one chunk: labelled chunks become constraints among
-the chunk's own rows (through :mod:`psdmetric._constraints`, as in ``fit``), explicit
+the chunk's own rows (through :mod:`psdmetric._core._constraints`, as in ``fit``), explicit
 constraints index the chunk's rows. Labels are only compared within a chunk, so there
 is no fixed set of classes: a chunk may hold classes no earlier chunk had (their pairs
 are drawn like any others), and the same label in two chunks ties nothing together.
@@ -10,7 +10,7 @@ rule holds or ``max_iter`` passes are done. Calling ``partial_fit`` block by blo
 exactly what ``dask_ml.wrappers.Incremental`` does (with ``shuffle_blocks=False`` it
 reproduces a loop over the blocks bit for bit).
 
-``fit`` runs its passes on the iteration driver of :mod:`psdmetric._solvers._driver`.
+``fit`` runs its passes on the iteration driver of :mod:`psdmetric._core._driver`.
 Ctrl-C (``KeyboardInterrupt``) during ``fit`` keeps the state of the last complete
 pass, warns and returns the fitted estimator, as scikit-learn's ``MLPClassifier`` does;
 the pass under way is undone, never kept half done. With no complete pass, or during
@@ -32,8 +32,7 @@ import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
-from ._base import MahalanobisMixin
-from ._solvers import EstimatorCheckpoint, Round, iterate, one_blas_thread
+from .._core import EstimatorCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
 
 
 class OnlineMixin(MahalanobisMixin):

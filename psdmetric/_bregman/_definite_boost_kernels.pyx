@@ -8,8 +8,8 @@ from libc.math cimport INFINITY, exp, fabs, log
 from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport ddot, dgemm, dnrm2
 
-from ._eigen_update cimport _Workspace, _apply, _check_sorted, _decompose, _normalize_top
-from ._eigen_workspace cimport Work
+from .._core._eigen_update cimport _Workspace, _apply, _check_sorted, _decompose, _normalize_top
+from .._core._eigen_workspace cimport Work
 
 
 cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] start,

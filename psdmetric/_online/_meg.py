@@ -13,10 +13,9 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import oriented_columns
-from ._constraints import DistanceTargets
-from ._online import OnlineMixin, target_sides
-from ._solvers import meg_pass
+from .._core import DistanceTargets, oriented_columns
+from ._base import OnlineMixin, target_sides
+from ._meg_kernels import meg_pass
 
 # Random pairs from labels by default: 40 n_classes² as in ITML, at most this many per
 # sample, since each costs a d×d eigen update.

@@ -3,7 +3,7 @@
 A learner supplies ``sweep(order)``, one pass over all constraints in the given order
 that updates its matrix and the dual variables ν in place. The driver draws a fresh
 random order for every cycle and repeats until ν settles, on the iteration driver of
-:mod:`psdmetric._solvers._driver` (verbose table, warnings, Ctrl-C).
+:mod:`psdmetric._core._driver` (verbose table, warnings, Ctrl-C).
 
 Why a fresh order: with one fixed order (as in the ITML reference code) the projections
 can creep towards the solution for thousands of cycles; on scikit-learn's digits with
@@ -24,7 +24,7 @@ constraints violated, so the fit stops at the same fixed point as full sweeps.
 import numpy as np
 
 from ._driver import ArrayCheckpoint, Round, iterate
-from ._logdet_kernels import pair_squared_distances
+from ._factor_kernels import pair_squared_distances
 
 # Screened-out constraints satisfied by less than this relative margin are swept anyway:
 # the kernels recompute d² in another order of operations, and there a projection onto

@@ -13,14 +13,14 @@ kernel factor ``G₀`` with ``prior="identity"`` and index-pair constraints.
 import numpy as np
 from scipy import linalg
 
-from ._base import oriented_columns
-from ._bregman import (
+from .._core import cyclic_projections, oriented_columns, paired_rows, screen_violations
+from ._base import (
     PairBregmanMixin,
     pair_difference_basis,
     prior_eigenpairs,
     weighted_outer_sum,
 )
-from ._solvers import cyclic_projections, logdet_sweep, paired_rows, screen_violations
+from ._logdet_kernels import logdet_sweep
 
 
 class LogDet(PairBregmanMixin):

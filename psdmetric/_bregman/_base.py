@@ -14,9 +14,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import MahalanobisMixin
-from ._constraints import check_bounds, squared_distance_bounds
-from ._solvers import one_blas_thread
+from .._core import MahalanobisMixin, check_bounds, one_blas_thread, squared_distance_bounds
 
 
 class PairBregmanMixin(MahalanobisMixin):

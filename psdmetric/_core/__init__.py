@@ -1,0 +1,56 @@
+"""The shared core every learner family builds on; it imports no family.
+
+The estimator API (:class:`MahalanobisMixin`), the constraint types and how they are
+drawn from labels, the iteration driver, thread control, the divergences, and the
+compiled kernels more than one family needs: pair distances and CHOLUPDATEMULT on a
+factored metric, the rank-one eigen update and its secular solver, cyclic projections.
+"""
+
+from ._base import MahalanobisMixin, PairClassifierMixin, oriented_columns
+from ._constraints import (
+    DistanceTargets,
+    PairConstraints,
+    TripletConstraints,
+    check_bounds,
+    check_indices,
+    distance_targets_from_labels,
+    pairs_from_labels,
+    squared_distance_bounds,
+    triplets_from_labels,
+)
+from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violations
+from ._divergences import logdet_divergence, von_neumann_divergence
+from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
+from ._eigen_update import rank_one_eigen_update
+from ._factor_kernels import cholupdatemult, pair_squared_distances
+from ._threads import one_blas_thread, threadpool_controller
+
+__all__ = [
+    "ArrayCheckpoint",
+    "DistanceTargets",
+    "EstimatorCheckpoint",
+    "MahalanobisMixin",
+    "PairClassifierMixin",
+    "PairConstraints",
+    "Round",
+    "TripletConstraints",
+    "check_bounds",
+    "check_indices",
+    "cholupdatemult",
+    "cyclic_projections",
+    "distance_targets_from_labels",
+    "dual_change",
+    "iterate",
+    "logdet_divergence",
+    "one_blas_thread",
+    "oriented_columns",
+    "pair_squared_distances",
+    "paired_rows",
+    "pairs_from_labels",
+    "rank_one_eigen_update",
+    "screen_violations",
+    "squared_distance_bounds",
+    "threadpool_controller",
+    "triplets_from_labels",
+    "von_neumann_divergence",
+]
