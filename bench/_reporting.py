@@ -1,11 +1,8 @@
-"""What the benchmarks share: command line, machine, timing, files.
+"""What the benchmarks share below the harness: machine, timing, files, k-NN error.
 
-Each script takes ``--quick`` (a smoke run of a few minutes) and ``--out DIR``. A full
-run writes ``docs/benchmarks/<name>.{json,md,png}``; a quick run writes to a scratch
-directory instead, so smoke numbers never replace the committed ones.
+``_harness`` runs the cases and writes the pages with these; ``_render`` formats them.
 """
 
-import argparse
 import contextlib
 import json
 import math
@@ -13,33 +10,11 @@ import multiprocessing
 import os
 import platform
 import queue
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 from threadpoolctl import threadpool_info
-
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
-QUICK_OUT = Path(tempfile.gettempdir()) / "psdmetric-bench-quick"
-
-
-def parse_arguments(description, argv=None, add_arguments=None):
-    """``--quick`` and ``--out`` for a benchmark script; returns ``(args, out_dir)``.
-
-    ``add_arguments(parser)``, if given, adds the script's own options.
-    """
-    parser = argparse.ArgumentParser(description=description)
-    if add_arguments is not None:
-        add_arguments(parser)
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke run: smaller problems, written to a scratch directory")
-    parser.add_argument("--out", type=Path, default=None,
-                        help=f"output directory (default {DOCS}, or {QUICK_OUT} with --quick)")
-    args = parser.parse_args(argv)
-    out = args.out if args.out is not None else (QUICK_OUT if args.quick else DOCS)
-    return args, out
-
 
 def machine():
     """CPU, BLAS, versions and load at start: the context every timing depends on."""
@@ -85,20 +60,6 @@ def finish_machine(info):
     return info
 
 
-def machine_line(info):
-    """One markdown sentence describing the machine and how busy it was."""
-    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['num_threads']} threads)"
-                     for b in info["blas"])
-    loads = [info["load_average_start"][0], info.get("load_average_end", [0.0])[0]]
-    busy = max(loads) > 0.5 * info["logical_cpus"]
-    return (f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, BLAS {blas}; "
-            f"Python {info['python']}, numpy {info['numpy']}, scikit-learn "
-            f"{info['scikit_learn']}, psdmetric {info['psdmetric']}. One-minute load "
-            f"average {loads[0]:.2f} at start, {loads[1]:.2f} at end: "
-            + ("the machine was shared with other jobs, so times are pessimistic and noisy."
-               if busy else "the machine was quiet."))
-
-
 def jsonable(value):
     """Plain JSON types; NaN and infinities become ``null``."""
     if isinstance(value, dict):
@@ -116,43 +77,32 @@ def jsonable(value):
     return value
 
 
-def write_json(out, name, results):
-    """Write ``<name>.json`` into the output directory ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(jsonable(results), indent=2) + "\n")
+def read_json(path):
+    """The JSON value in ``path``, or ``None`` if there is no such file."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
 
 
-def write(out, name, results, page, figure):
-    """Write ``<name>.json``, ``<name>.md`` and ``<name>.png`` (a matplotlib figure)."""
-    out = Path(out)
-    write_json(out, name, results)
-    (out / f"{name}.md").write_text(page)
-    figure.savefig(out / f"{name}.png", dpi=110)
-    print(f"wrote {out / name}.json, .md and .png")
+def write_json(path, value):
+    """Write ``value`` (made plain by ``jsonable``) as indented JSON at ``path``.
 
-
-def report(out, name, results, markdown, plot):
-    """Finish a run: record the end load, print the page and write the three files.
-
-    ``markdown(results)`` returns the page, ``plot(results)`` the figure.
+    Through a temporary name and ``os.replace``: readers never see half a file.
     """
-    finish_machine(results["machine"])
-    page = markdown(results)
-    print("\n" + page)
-    if "total_seconds" in results:
-        print(f"total {results['total_seconds']:.0f} s")
-    write(out, name, results, page, plot(results))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(jsonable(value), indent=2) + "\n")
+    os.replace(temporary, path)
 
 
-def pyplot():
-    """matplotlib's pyplot on the non-interactive backend."""
-    import matplotlib
+def knn_error(Z_train, y_train, Z_test, y_test, n_neighbors=5):
+    """Test error of ``KNeighborsClassifier(n_neighbors)`` on (transformed) data."""
+    from sklearn.neighbors import KNeighborsClassifier
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    model = KNeighborsClassifier(n_neighbors).fit(Z_train, y_train)
+    return float(1.0 - model.score(Z_test, y_test))
 
 
 def loglog_slope(x, y):

@@ -1,4 +1,4 @@
-"""The suite protocol every suite benchmark shares: data, folds, one fold's fit, caches.
+"""The suite protocol: data, folds, one fold's fit, its cache, and a (method, set) cell.
 
 A (data set, fold) is ``load_suite(name)`` split by
 ``StratifiedKFold(5, shuffle=True, random_state=0)``; the training fold fits a
@@ -12,25 +12,28 @@ reuse it:
   ``ANCHOR_CACHE/{set}__{fold}__{method}.json``, ``method`` one of ``ANCHORS``' keys;
 - psdmetric learners in ``LEARNER_CACHE/{set}__{fold}__{learner}__{digest}.json``,
   ``digest`` a hash of the learner's parameters and of ``LEARNER_CODE``.
+
+``kfold_cell(dataset, learner, budget)`` gathers the folds of one (method, data set)
+cell within a time budget: the ``"kfold_knn"`` protocol of ``_harness``.
 """
 
 import functools
 import hashlib
-import json
-import os
+import math
 import subprocess
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
 from _anchors import AnchorFitError, run_anchor
 from _datasets import load_suite
-from _reporting import jsonable
+from _reporting import (jsonable, knn_error, mean_and_standard_error, read_json,
+                        run_with_time_limit, write_json)
 
 N_SPLITS = 5
 N_NEIGHBORS = 5
@@ -78,32 +81,10 @@ def scaled_fold(name, fold):
     return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
 
 
-def knn_error(Z_train, y_train, Z_test, y_test):
-    """Test error of ``KNeighborsClassifier(5)`` in the learned space."""
-    model = KNeighborsClassifier(N_NEIGHBORS).fit(Z_train, y_train)
-    return float(1.0 - model.score(Z_test, y_test))
-
-
 def fitted_rank(metric):
     """Eigenvalues of the Mahalanobis matrix above ``RANK_TOLERANCE`` × the largest."""
     eigenvalues = np.linalg.eigvalsh(np.asarray(metric, dtype=float))
     return int(np.sum(eigenvalues > RANK_TOLERANCE * max(eigenvalues.max(), 0.0)))
-
-
-def read_json(path):
-    try:
-        return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        return None
-
-
-def write_json(path, value):
-    """Write through a temporary name and ``os.replace``: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(value))
-    os.replace(temporary, path)
 
 
 def anchor_path(name, fold, method):
@@ -132,7 +113,7 @@ def anchor_fold(name, fold, method, timeout=None):
         return record
     record = {
         "error": knn_error(result.transform(X_train), y_train,
-                           result.transform(X_test), y_test),
+                           result.transform(X_test), y_test, N_NEIGHBORS),
         "fit_seconds": result.fit_seconds, "fit_cpu_seconds": result.fit_cpu_seconds,
         "rank": fitted_rank(result.metric), "n_iter": result.n_iter,
         "warnings": sorted(set(result.warnings))[:3], "versions": result.versions,
@@ -199,8 +180,6 @@ def learner_path(name, fold, estimator):
 
 def learner_fold(name, fold, estimator):
     """One psdmetric fold (a clone of ``estimator`` is fitted), from the cache or fitted."""
-    from sklearn.base import clone
-
     path = learner_path(name, fold, estimator)
     cached = read_json(path)
     if cached is not None:
@@ -217,7 +196,7 @@ def learner_fold(name, fold, estimator):
         fit_seconds, fit_cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
     record = {
         "error": knn_error(learner.transform(X_train), y_train,
-                           learner.transform(X_test), y_test),
+                           learner.transform(X_test), y_test, N_NEIGHBORS),
         "fit_seconds": fit_seconds, "fit_cpu_seconds": fit_cpu_seconds,
         "rank": fitted_rank(learner.get_mahalanobis_matrix()),
         "n_iter": jsonable(getattr(learner, "n_iter_", None)),
@@ -225,3 +204,77 @@ def learner_fold(name, fold, estimator):
     }
     write_json(path, record)
     return record
+
+
+def learner_folds(dataset, estimator):
+    """Child process: every fold of ``estimator`` (each cached as it finishes)."""
+    return [learner_fold(dataset, fold, estimator) for fold in range(N_SPLITS)]
+
+
+def euclidean_folds(dataset):
+    """The folds of plain 5-NN on the scaled features (no learner)."""
+    records = []
+    for fold in range(N_SPLITS):
+        X_train, X_test, y_train, y_test = scaled_fold(dataset, fold)
+        records.append({"error": knn_error(X_train, y_train, X_test, y_test, N_NEIGHBORS),
+                        "fit_seconds": 0.0, "fit_cpu_seconds": 0.0,
+                        "rank": X_train.shape[1]})
+    return records
+
+
+def without_failures(records):
+    """The finished folds, status "failed" with the first failure's message, or None."""
+    failed = [r["failed"] for r in records if r["error"] is None]
+    if failed:
+        return [r for r in records if r["error"] is not None], "failed", failed[0]
+    return None
+
+
+def anchor_cell_status(dataset, method, budget, fit_anchors):
+    """An anchor's fold records on ``dataset``, its status and a note."""
+    records = anchor_cell(dataset, method, budget, fit=fit_anchors)
+    failure = without_failures(records)
+    if failure:
+        return failure
+    if len(records) < N_SPLITS:
+        marker = read_json(over_budget_path(dataset, method))
+        return records, "over budget", (f"{marker['budget_seconds']:.0f} s budget"
+                                        if marker else "not run")
+    return records, "ok", ""
+
+
+def learner_cell_status(dataset, estimator, budget):
+    """A psdmetric learner's fold records (fitted in a child killed after ``budget``)."""
+    paths = [learner_path(dataset, fold, estimator) for fold in range(N_SPLITS)]
+    cached = [read_json(path) for path in paths]
+    if all(record is not None for record in cached):
+        return cached, "ok", ""
+    outcome, value = run_with_time_limit(learner_folds, (dataset, estimator), budget)
+    if outcome == "ok":
+        return without_failures(value) or (value, "ok", "")
+    # Folds finished before the limit are in the cache.
+    finished = [read_json(path) for path in paths]
+    finished = finished[:next((i for i, r in enumerate(finished) if r is None), N_SPLITS)]
+    return finished, "over budget" if outcome == "timeout" else "failed", value
+
+
+def kfold_cell(dataset, learner, budget, fit_anchors=True):
+    """One (method, data set) cell: ``{"folds", "status", "note"}`` and its summary.
+
+    ``learner`` is ``None`` (Euclidean), an ``ANCHORS`` key, or a psdmetric estimator.
+    """
+    if learner is None:
+        records, status, note = euclidean_folds(dataset), "ok", ""
+    elif isinstance(learner, str):
+        records, status, note = anchor_cell_status(dataset, learner, budget, fit_anchors)
+    else:
+        records, status, note = learner_cell_status(dataset, learner, budget)
+    cell = {"folds": records, "status": status, "note": note,
+            "n_folds_done": len(records)}
+    cell["error_mean"], cell["error_se"] = mean_and_standard_error(
+        [f["error"] for f in records])
+    for key in ("fit_seconds", "fit_cpu_seconds"):
+        cell[f"{key}_mean"] = (float(np.mean([f[key] for f in records])) if records
+                               else math.nan)
+    cell["rank_min"] = min((f["rank"] for f in records), default=None)
+    return cell

@@ -1,0 +1,52 @@
+"""What several pages share: the machine sentence, number formats, pyplot."""
+
+import math
+
+
+def machine_line(info):
+    """One markdown sentence describing the machine and how busy it was."""
+    blas = ", ".join(f"{b['internal_api']} {b['version']} ({b['num_threads']} threads)"
+                     for b in info["blas"])
+    loads = [info["load_average_start"][0], info.get("load_average_end", [0.0])[0]]
+    busy = max(loads) > 0.5 * info["logical_cpus"]
+    return (f"Machine: {info['cpu']}, {info['logical_cpus']} logical CPUs, BLAS {blas}; "
+            f"Python {info['python']}, numpy {info['numpy']}, scikit-learn "
+            f"{info['scikit_learn']}, psdmetric {info['psdmetric']}. One-minute load "
+            f"average {loads[0]:.2f} at start, {loads[1]:.2f} at end: "
+            + ("the machine was shared with other jobs, so times are pessimistic and noisy."
+               if busy else "the machine was quiet."))
+
+
+def command(results, script):
+    """The command that wrote ``results`` (older JSON: the script, ``--quick`` if so)."""
+    return results.get("command") or (f"python bench/{script}.py"
+                                      + (" --quick" if results.get("quick") else ""))
+
+
+def se_or_zero(value):
+    """A standard error, 0 where there is none (one fold, or JSON's null)."""
+    return 0.0 if value is None or math.isnan(value) else value
+
+
+def format_seconds(seconds):
+    """``12 ms``, ``3.45 s`` or ``123 s``."""
+    if seconds < 0.1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 100:
+        return f"{seconds:.2f} s"
+    return f"{seconds:.0f} s"
+
+
+def table_row(cells):
+    """``| a | b | c |``."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def pyplot():
+    """matplotlib's pyplot on the non-interactive backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
