@@ -41,7 +41,7 @@ Protocols:
   takes ``results`` also gets the results measured so far).
 
 A case's value goes to ``results[name]`` (with ``into="cells"`` it is appended to the
-list ``results["cells"]``); ``results["case_seconds"]`` records each case's wall and
+list ``results["cells"]``, or set as ``results["cells"][name]`` if that is a dict); ``results["case_seconds"]`` records each case's wall and
 CPU seconds, ``results["machine"]`` the machine and its load.
 """
 
@@ -56,18 +56,22 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
-from _anchors import run_anchor  # noqa: F401  (re-exported for scripts)
+from _anchors import run_anchor
 from _datasets import load_suite
 from _folds import ANCHORS, N_SPLITS, kfold_cell
-from _reporting import (Stopwatch, finish_machine, jsonable, knn_error,  # noqa: F401
-                        machine, read_json, write_json)
+from _reporting import (Stopwatch, finish_machine, jsonable, knn_error, machine,
+                        read_json, write_json)
+
+# What scripts take from here: the cases, the runner, and the shared helpers.
+__all__ = ["ANCHORS", "Case", "knn_error", "main", "read_json", "run_anchor", "run_cases",
+           "write_json"]
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "psdmetric-bench-quick"
@@ -95,7 +99,8 @@ class Case:
     quick : dict
         Parameters that replace ``params`` under ``--quick``.
     into : str, default=None
-        Append the value to ``results[into]`` instead of setting ``results[name]``.
+        Append the value to the list ``results[into]`` (or set ``results[into][name]``
+        if it is a dict) instead of setting ``results[name]``.
     labels : dict
         Extra entries of a ``kfold_knn`` cell (e.g. ``{"family": "psdmetric"}``).
     """
@@ -199,8 +204,10 @@ def run_cases(cases, options, results):
             value = measure(case, options, results)
         if case.into is None:
             results[case.name] = value
+        elif isinstance(results.setdefault(case.into, []), dict):
+            results[case.into][case.name] = value
         else:
-            results.setdefault(case.into, []).append(value)
+            results[case.into].append(value)
         timings[label] = watch.seconds()
     return results
 
@@ -265,7 +272,7 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
         ``add_arguments(parser)`` adds the script's own options.
     setup, finish : callable, default=None
         ``setup(args)`` returns entries recorded before the cases run;
-        ``finish(results)`` adds what is derived from them.
+        ``finish(results, args)`` adds what is derived from them.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(description or sys.modules["__main__"].__doc__.splitlines()[0], argv,
@@ -291,7 +298,7 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
     run_cases([case for case in declared if not args.only or case.name in args.only],
               args, results)
     if finish:
-        finish(results)
+        finish(results, args)
     finish_machine(results["machine"])
     write_json(args.out / f"{name}.json", results)
     print("\n" + write_page(args.out, name, jsonable(results), page_module))

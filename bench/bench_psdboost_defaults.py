@@ -25,6 +25,7 @@ so an interrupted run resumes.
 
 import json
 import math
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -36,18 +37,11 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from _datasets import SUITE, load_suite
-from _reporting import (
-    ERROR_RATIO_EPSILON,
-    finish_machine,
-    log_error_ratio,
-    machine,
-    machine_line,
-    mean_and_standard_error,
-    parse_arguments,
-)
+from _harness import Case, main
+from _render.psdboost_defaults import MAX_RANK, MAX_TRIPLETS, N_NEIGHBORS
+from _reporting import log_error_ratio, mean_and_standard_error
 from psdmetric import PSDBoost, triplets_from_labels
 
-N_NEIGHBORS, MAX_TRIPLETS, MAX_RANK = 3, 5000, 32
 # (ν, rank fraction, tol, shrinkage): the SDP as printed at three tolerances, then the
 # Euclidean share of the trace at the middle one, then the best of those at the others.
 SETTINGS = ([(nu, fraction, tol, 0.0) for nu in (0.3, 0.5) for fraction in (0.25, 0.5)
@@ -163,84 +157,39 @@ def summarise(records, names):
     return table, overall, mean_scores
 
 
-def page(table, overall, mean_scores, info):
-    lines = [
-        "# PSDBoost defaults: leave-one-data-set-out over the suite", "",
-        "Command: `python bench/bench_psdboost_defaults.py`. " + machine_line(info), "",
-        "Protocol: stratified 5-fold cross-validation (`random_state=0`), `StandardScaler` "
-        "fitted on the training fold, then PSDBoost, then 5-NN. Candidate settings "
-        "(ν, rank fraction, tol, shrinkage): `C = 1 / (ν · n_triplets)`, `min_rank = "
-        f"⌈fraction · n_features⌉` (at most {MAX_RANK}); triplets from "
-        f"`triplets_from_labels` with {N_NEIGHBORS} target neighbours, at most "
-        f"{MAX_TRIPLETS:,}. A setting's score on a set is the mean over the folds of "
-        f"log((error + {ERROR_RATIO_EPSILON}) / (Euclidean error + "
-        f"{ERROR_RATIO_EPSILON})), as for the other learners (`defaults.md`). For each "
-        "set the setting with the best mean score on the other sets is chosen and "
-        "scored on the held-out set (errors are mean ± standard error over the folds). "
-        "Rank: eigenvalues above 1e-3 of the largest, per fold. Times: mean "
-        "of one fit (triplets included), wall and CPU seconds. Every fold is kept in "
-        "`psdboost_defaults_folds.jsonl` and reused by later runs, so its times are those "
-        "of the run that fitted it; the machine line is the last run's.", "",
-        "| set | n × d | chosen (ν, fraction, tol, shrinkage) | PSDBoost error | Euclidean error | "
-        "best reference | ranks per fold | fit s (CPU s) | iterations |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for row in table:
-        anchors = row["references"]
-        best = min(anchors.items(), key=lambda item: item[1][0]) if anchors else None
-        anchor = f"{best[1][0]:.3f} ± {best[1][1]:.3f} ({best[0]})" if best else "–"
-        lines.append(
-            f"| {row['set']} | {row['n_samples']} × {row['n_features']} | "
-            f"{tuple(row['chosen'])} | {row['error'][0]:.3f} ± {row['error'][1]:.3f} | "
-            f"{row['euclidean'][0]:.3f} ± {row['euclidean'][1]:.3f} | {anchor} | "
-            f"{', '.join(map(str, row['ranks']))} | {row['fit_seconds']:.2f} "
-            f"({row['fit_cpu_seconds']:.2f}) | {', '.join(map(str, row['n_iter']))} |")
-    n_sets = len(table)
-    not_worse = sum(r["error"][0] <= r["euclidean"][0] for r in table)
-    within = sum(r["error"][0] <= r["euclidean"][0] + r["euclidean"][1] for r in table)
-    missing = [name for name in SUITE if name not in {r["set"] for r in table}]
-    lines += [
-        "",
-        f"Held-out PSDBoost error ≤ Euclidean on {not_worse} of {n_sets} sets, and within "
-        f"one standard error of it on {within} of {n_sets}."
-        + (f" Not in this run: {', '.join(missing)}." if missing else ""),
-        "",
-        "Mean score on all sets, per setting (ν, fraction, tol, shrinkage): "
-        + ", ".join(f"{k}: {v:+.4f}" for k, v in mean_scores.items()) + ".",
-        "",
-        f"Chosen on all sets (the default): ν, rank fraction, tol, shrinkage = {overall}.",
-    ]
-    warned = [(r["set"], w) for r in table for w in r["warnings"]]
-    if warned:
-        lines += ["", "Warnings raised during the held-out fits:", ""]
-        lines += [f"- {name}: {w}…" for name, w in warned]
-    return "\n".join(lines) + "\n"
-
-
-def main(argv=None):
-    def add_arguments(parser):
-        parser.add_argument("--datasets", nargs="+", default=list(SUITE))
-
-    args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
-    out.mkdir(parents=True, exist_ok=True)
-    folds_file = out / "psdboost_defaults_folds.jsonl"
-    records = []
-    if folds_file.exists():
-        records = [json.loads(line) for line in folds_file.read_text().splitlines() if line]
+def fold_records(datasets, folds_file):
+    """Fit what ``folds_file`` lacks; the number of fold records it then holds."""
+    records = read_records(folds_file)
     done = {json.dumps((r["set"], r["fold"], r["method"], r["setting"])) for r in records}
-    info = machine()
     with threadpool_limits(1):
-        for name in args.datasets:
+        for name in datasets:
             run_set(name, folds_file, done)
-    records = [json.loads(line) for line in folds_file.read_text().splitlines() if line]
-    table, overall, mean_scores = summarise(records, args.datasets)
-    finish_machine(info)
-    (out / "psdboost_defaults.json").write_text(json.dumps(
-        {"machine": info, "settings": SETTINGS, "table": table, "default": overall,
-         "mean_scores": mean_scores}, indent=1, default=float))
-    (out / "psdboost_defaults.md").write_text(page(table, overall, mean_scores, info))
-    print(page(table, overall, mean_scores, info))
+    return len(read_records(folds_file))
+
+
+def read_records(folds_file):
+    if not folds_file.exists():
+        return []
+    return [json.loads(line) for line in folds_file.read_text().splitlines() if line]
+
+
+def cases(args):
+    args.out.mkdir(parents=True, exist_ok=True)
+    return [Case("n_fold_records", protocol=fold_records,
+                 params={"datasets": args.datasets,
+                         "folds_file": args.out / "psdboost_defaults_folds.jsonl"})]
+
+
+def add_arguments(parser):
+    parser.add_argument("--datasets", nargs="+", default=list(SUITE))
+
+
+def summary(results, args):
+    table, overall, mean_scores = summarise(
+        read_records(args.out / "psdboost_defaults_folds.jsonl"), args.datasets)
+    results.update(table=table, default=overall, mean_scores=mean_scores)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main("psdboost_defaults", cases, add_arguments=add_arguments,
+                  setup=lambda args: {"settings": SETTINGS}, finish=summary))

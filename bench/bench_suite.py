@@ -123,7 +123,7 @@ def against_references(results, cells):
     return against
 
 
-def targets(results):
+def targets(results, args=None):
     """Against Euclidean, against metric-learn and scikit-learn, fitted rank, CPU time."""
     cells = {(c["method"], c["dataset"]): c for c in results["cells"]}
     shapes = results["dataset_shapes"]
