@@ -23,9 +23,14 @@ def command(results, script):
                                       + (" --quick" if results.get("quick") else ""))
 
 
+def missing(value):
+    """NaN, or JSON's null for it."""
+    return value is None or math.isnan(value)
+
+
 def se_or_zero(value):
     """A standard error, 0 where there is none (one fold, or JSON's null)."""
-    return 0.0 if value is None or math.isnan(value) else value
+    return 0.0 if missing(value) else value
 
 
 def format_seconds(seconds):
