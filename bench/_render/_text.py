@@ -18,9 +18,10 @@ def machine_line(info):
 
 
 def command(results, script):
-    """The command that wrote ``results`` (older JSON: the script, ``--quick`` if so)."""
-    return results.get("command") or (f"python bench/{script}.py"
-                                      + (" --quick" if results.get("quick") else ""))
+    """The command that wrote ``results`` (older JSON: the script and its flags)."""
+    flags = [flag for flag, key in (("--reuse-metric-learn", "metric_learn_reused"),
+                                    ("--quick", "quick")) if results.get(key)]
+    return results.get("command") or " ".join([f"python bench/{script}.py", *flags])
 
 
 def missing(value):
