@@ -198,7 +198,7 @@ def run_cases(cases, options, results):
     """Measure every case into ``results``, timing each (wall and CPU)."""
     timings = results.setdefault("case_seconds", {})
     for case in cases:
-        label = case.name if case.into is None else f"{case.name} / {case.data}"
+        label = case.name if case.data is None else f"{case.name} / {case.data}"
         print(f"[{label}]", flush=True)
         with Stopwatch() as watch:
             value = measure(case, options, results)

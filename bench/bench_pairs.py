@@ -43,16 +43,9 @@ from threadpoolctl import threadpool_limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _anchors import run_anchor  # noqa: E402
 from _datasets import load_suite  # noqa: E402
-from _reporting import (  # noqa: E402
-    finish_machine,
-    machine,
-    machine_line,
-    parse_arguments,
-    pyplot,
-    write,
-)
+from _harness import Case, main, run_anchor  # noqa: E402
+from _render.pairs import N_FOLDS  # noqa: E402
 
 from psdmetric import LogDet, PairsClassifier, pairs_from_labels  # noqa: E402
 
@@ -60,7 +53,6 @@ DATASETS = ("digits", "wine", "breast_cancer")
 QUICK_DATASETS = ("iris", "wine")
 GAMMAS = (0.01, 0.1, 1.0, 10.0, 100.0)
 QUICK_GAMMAS = (0.1, 1.0)
-N_FOLDS = 3
 TARGET_SPEEDUP = 10.0
 
 
@@ -137,97 +129,34 @@ def run_itml(X, pairs, labels, X_test, test_pairs, test_labels, folds, gammas):
             "versions": result.versions}
 
 
-def page(results, info):
-    lines = [
-        "# Model selection on pair data: psdmetric vs metric-learn's ITML",
-        "",
-        "`GridSearchCV(PairsClassifier(LogDet()), {\"learner__gamma\": "
-        f"{list(results['gammas'])}}}, scoring=\"roc_auc\")` against metric-learn "
-        "0.7.0's `ITML` with the same grid, folds and pairs (see `bench/bench_pairs.py`): "
-        f"{N_FOLDS}-fold cross-validation over the training pairs, refit of the best "
-        "`gamma`, ROC AUC of the negative learned distance on pairs of held-out samples. "
-        "Fit time: the sum over the search's fits (cross-validation and refit), one BLAS "
-        "thread, wall clock and CPU; psdmetric's CPU time is that of the same fits "
-        "repeated outside `GridSearchCV`, which records wall time only. The whole "
-        "`GridSearchCV.fit` of psdmetric (fits and scoring) took "
-        + ", ".join(f"{row['psdmetric']['search_seconds']:.2f} s on {row['name']}"
-                    for row in results["datasets"]) + ".",
-        "",
-        "| data set | pairs (train / test) | psdmetric test AUC | ITML test AUC | "
-        "best γ (psdmetric / ITML) | psdmetric fit s (CPU) | ITML fit s (CPU) | "
-        "wall ratio | CPU ratio |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for row in results["datasets"]:
-        ours, theirs = row["psdmetric"], row["itml"]
-        lines.append(
-            f"| {row['name']} | {row['n_train_pairs']} / {row['n_test_pairs']} | "
-            f"{ours['test_auc']:.4f} | {theirs['test_auc']:.4f} | "
-            f"{ours['best_gamma']:g} / {theirs['best_gamma']:g} | "
-            f"{ours['fit_seconds']:.2f} ({ours['fit_cpu_seconds']:.2f}) | "
-            f"{theirs['fit_seconds']:.2f} ({theirs['fit_cpu_seconds']:.2f}) | "
-            f"{row['wall_ratio']:.1f}× | {row['cpu_ratio']:.1f}× |")
-    lines += [
-        "",
-        "Cross-validated AUC per `gamma` (psdmetric / ITML):",
-        "",
-        "| data set | " + " | ".join(f"γ = {g:g}" for g in results["gammas"]) + " |",
-        "|---|" + "---|" * len(results["gammas"]),
-    ]
-    for row in results["datasets"]:
-        cells = [f"{a:.4f} / {b:.4f}" for a, b in zip(row["psdmetric"]["cv_auc"],
-                                                      row["itml"]["cv_auc"])]
-        lines.append(f"| {row['name']} | " + " | ".join(cells) + " |")
-    lines += ["", machine_line(info), ""]
-    return "\n".join(lines)
-
-
-def figure(results):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    names = [row["name"] for row in results["datasets"]]
-    position = np.arange(len(names))
-    for offset, key, label in ((-0.2, "psdmetric", "psdmetric LogDet"),
-                               (0.2, "itml", "metric-learn ITML")):
-        ax.bar(position + offset, [row[key]["fit_seconds"] for row in results["datasets"]],
-               0.4, label=label)
-    ax.set_xticks(position, names)
-    ax.set_yscale("log")
-    ax.set_ylabel("grid-search fit time (s)")
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def main(argv=None):
-    args, out = parse_arguments(__doc__.splitlines()[0], argv)
-    datasets = QUICK_DATASETS if args.quick else DATASETS
-    gammas = QUICK_GAMMAS if args.quick else GAMMAS
-    info = machine()
-    rows = []
+def pair_row(name, gammas):
+    """Both libraries' grid search on ``name``'s pairs."""
     with threadpool_limits(1):
-        for name in datasets:
-            X, pairs, labels, X_test, test_pairs, test_labels = pair_data(name)
-            folds = list(StratifiedKFold(N_FOLDS, shuffle=True, random_state=0).split(
-                pairs, labels))
-            data = (X, pairs, labels, X_test, test_pairs, test_labels, folds, gammas)
-            ours, theirs = run_psdmetric(*data), run_itml(*data)
-            row = {"name": name, "n_samples_train": len(X), "n_features": X.shape[1],
-                   "n_train_pairs": len(pairs), "n_test_pairs": len(test_pairs),
-                   "psdmetric": ours, "itml": theirs,
-                   "wall_ratio": theirs["fit_seconds"] / ours["fit_seconds"],
-                   "cpu_ratio": theirs["fit_cpu_seconds"] / ours["fit_cpu_seconds"]}
-            row["auc_at_least_itml"] = ours["test_auc"] >= theirs["test_auc"]
-            row["ten_times_faster"] = row["wall_ratio"] >= TARGET_SPEEDUP
-            rows.append(row)
-            print(f"{name}: AUC {ours['test_auc']:.4f} vs {theirs['test_auc']:.4f}, fit "
-                  f"{ours['fit_seconds']:.2f} s vs {theirs['fit_seconds']:.2f} s "
-                  f"({row['wall_ratio']:.1f}x wall, {row['cpu_ratio']:.1f}x CPU)", flush=True)
-    info = finish_machine(info)
-    results = {"gammas": list(gammas), "n_folds": N_FOLDS, "datasets": rows,
-               "machine": info}
-    write(out, "pairs", results, page(results, info), figure(results))
+        X, pairs, labels, X_test, test_pairs, test_labels = pair_data(name)
+        folds = list(StratifiedKFold(N_FOLDS, shuffle=True, random_state=0).split(
+            pairs, labels))
+        data = (X, pairs, labels, X_test, test_pairs, test_labels, folds, gammas)
+        ours, theirs = run_psdmetric(*data), run_itml(*data)
+    row = {"name": name, "n_samples_train": len(X), "n_features": X.shape[1],
+           "n_train_pairs": len(pairs), "n_test_pairs": len(test_pairs),
+           "psdmetric": ours, "itml": theirs,
+           "wall_ratio": theirs["fit_seconds"] / ours["fit_seconds"],
+           "cpu_ratio": theirs["fit_cpu_seconds"] / ours["fit_cpu_seconds"]}
+    row["auc_at_least_itml"] = ours["test_auc"] >= theirs["test_auc"]
+    row["ten_times_faster"] = row["wall_ratio"] >= TARGET_SPEEDUP
+    print(f"{name}: AUC {ours['test_auc']:.4f} vs {theirs['test_auc']:.4f}, fit "
+          f"{ours['fit_seconds']:.2f} s vs {theirs['fit_seconds']:.2f} s "
+          f"({row['wall_ratio']:.1f}x wall, {row['cpu_ratio']:.1f}x CPU)", flush=True)
+    return row
+
+
+def cases(args):
+    datasets = QUICK_DATASETS if args.quick else DATASETS
+    return [Case(name, protocol=pair_row, params={"name": name, "gammas": GAMMAS},
+                 quick={"gammas": QUICK_GAMMAS}, into="datasets") for name in datasets]
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main("pairs", cases, setup=lambda args: {
+        "gammas": list(QUICK_GAMMAS if args.quick else GAMMAS), "n_folds": N_FOLDS,
+        "datasets": []}))
