@@ -62,6 +62,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from _anchors import run_anchor
 from _datasets import load_suite
@@ -257,7 +258,7 @@ def parse(description, argv, add_arguments):
 
 
 def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
-         finish=None, description=None):
+         finish=None, description=None, blas_threads=None):
     """Run a benchmark script: its cases, then its page.
 
     Parameters
@@ -273,6 +274,8 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
     setup, finish : callable, default=None
         ``setup(args)`` returns entries recorded before the cases run;
         ``finish(results, args)`` adds what is derived from them.
+    blas_threads : int, default=None
+        Run every case with BLAS limited to this many threads.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(description or sys.modules["__main__"].__doc__.splitlines()[0], argv,
@@ -295,8 +298,9 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
     unknown = set(args.only or ()) - {case.name for case in declared}
     if unknown:
         raise SystemExit(f"--only: no case named {', '.join(sorted(unknown))}")
-    run_cases([case for case in declared if not args.only or case.name in args.only],
-              args, results)
+    with threadpool_limits(blas_threads):
+        run_cases([case for case in declared if not args.only or case.name in args.only],
+                  args, results)
     if finish:
         finish(results, args)
     finish_machine(results["machine"])

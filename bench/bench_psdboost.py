@@ -10,10 +10,10 @@ same-class samples against its ``k`` nearest other-class samples. Measures, in o
    less time than the conic solver at D = 64.
 2. ``synthetic``: Shen et al., 2008, §6's first experiment: 600 points in 24 dimensions, 550
    triplets (nearest same-class and other-class neighbour, subsampled); the dual
-   objective π per iteration (the seed's Fig. 1) for Algorithm 1 as printed
+   objective π per iteration (the paper's Fig. 1) for Algorithm 1 as printed
    (``smoothing=0, bases_per_iter=1``) and for the defaults, against the SDP optimum.
 3. ``digits``: Shen et al., 2008, §6's second experiment on scikit-learn's bundled digits
-   restricted to 1, 5, 7, 9 (the seed used UCI Pendigits): 80 training points per
+   restricted to 1, 5, 7, 9 (the paper used UCI Pendigits): 80 training points per
    digit, 1-NN test error with PSDBoost's metric, the direct SDP's and the Euclidean.
 4. ``eigen``: the base learner's dense and Lanczos paths at D = 256…1536, which
    sets ``_DENSE_MAX_FEATURES``.
@@ -31,10 +31,10 @@ times slower) and is timed on the wall clock and on this process's CPU clock.
 
     python bench/bench_psdboost.py            # writes docs/benchmarks/psdboost.{json,md,png}
     python bench/bench_psdboost.py --quick    # D = 16, 32 only, no digits SDP; scratch dir
-    python bench/bench_psdboost.py --rerun timing digits_defaults   # after new defaults
+    python bench/bench_psdboost.py --only timing digits_defaults   # after new defaults
 """
 
-import json
+import sys
 import warnings
 
 import cvxpy as cp
@@ -44,22 +44,17 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
-import psdmetric._solvers._base_learner as base_learner
-import psdmetric._solvers._master_lp as master_lp
+import psdmetric._boost._master_lp as master_lp
+import psdmetric._boost._pricing as pricing
 from _datasets import load_suite
-from _reporting import (Stopwatch, finish_machine, machine, machine_line, parse_arguments,
-                        pyplot, write)
-from _suite import knn_error
+from _harness import Case, knn_error, main
+from _render.psdboost import HARD, SOFT
+from _reporting import Stopwatch
 from psdmetric import PSDBoost, TripletConstraints
 
-RELATIVE_TARGET, SPEEDUP_TARGET = 1e-3, 10.0
-HARD, SOFT = 1.0, 0.01
-SECTIONS = ("timing", "sdp", "synthetic", "digits", "digits_defaults", "eigen", "overlap")
 # (samples, features, classes) of the overlapping problems; a fifth is held out.
 OVERLAP_SHAPES = ((2000, 57, 7), (2500, 100, 10))
-SEED_ERROR = 0.013  # Shen et al., 2008, §6: 1-NN test error on Pendigits 1/5/7/9, both metrics
 
 
 def synthetic(n_samples, n_features, random_state, n_informative=4, n_classes=3):
@@ -76,7 +71,7 @@ PAPER = {"margin": "absolute", "min_rank": 1, "shrinkage": 0.0, "tol": 1e-5}
 
 
 def nearest_neighbour_triplets(X, y, n_neighbors=1, max_triplets=None, random_state=0):
-    """The seed's triplets: each point's k nearest same-class × k nearest other-class."""
+    """The paper's triplets: each point's k nearest same-class × k nearest other-class."""
     distances = np.linalg.norm(X[:, None] - X[None], axis=2)
     np.fill_diagonal(distances, np.inf)
     triplets = []
@@ -165,7 +160,7 @@ def sdp_comparison(dimensions, n_samples=400):
     return rows
 
 
-def seed_synthetic(max_iter):
+def paper_synthetic(max_iter):
     X, y = synthetic(600, 24, random_state=2008)
     triplets = nearest_neighbour_triplets(X, y, max_triplets=550)
     runs = {}
@@ -182,7 +177,7 @@ def seed_synthetic(max_iter):
     for name, run in runs.items():
         error = abs(run["objective"] - sdp["objective"])
         run["relative_error"] = error / abs(sdp["objective"])
-        print(f"seed §6 synthetic, {name}: {run['iterations']} iterations, {run['bases']} "
+        print(f"§6 synthetic, {name}: {run['iterations']} iterations, {run['bases']} "
               f"bases, {run['wall']:.2f} s, objective {run['objective']:.6f} vs SDP "
               f"{sdp['objective']:.6f} (rel. {run['relative_error']:.1e})", flush=True)
     return result
@@ -223,7 +218,7 @@ def digits_defaults():
 def digits_experiment(with_sdp, per_digit=80, neighbours=(1, 3, 5), sdp_max_neighbours=3):
     """1-NN test error on digits 1/5/7/9 with triplets from 1, 3 and 5 neighbours.
 
-    The seed does not say how many neighbours its triplets used; with one (320
+    The paper does not say how many neighbours its triplets used; with one (320
     triplets) the 64-dimensional problem has a low-rank optimum, so the count matters.
     The direct SDP runs for up to ``sdp_max_neighbours`` neighbours (Clarabel's time
     grows with the number of triplets).
@@ -331,7 +326,7 @@ def eigen_paths(dimensions, n_weighted=1000, pair_counts=(8, 39)):
     """
     rng = np.random.RandomState(0)
     rows = []
-    default_threshold = base_learner._DENSE_MAX_FEATURES
+    default_threshold = pricing._DENSE_MAX_FEATURES
     for n_features in dimensions:
         differences = rng.randn(2 * n_weighted, n_features)
         w = rng.rand(n_weighted)
@@ -339,264 +334,36 @@ def eigen_paths(dimensions, n_weighted=1000, pair_counts=(8, 39)):
         row = {"n_features": n_features, "difference_vectors": 2 * n_weighted}
         for n_pairs in pair_counts:
             for path, threshold in (("dense", 10**9), ("lanczos", 0)):
-                base_learner._DENSE_MAX_FEATURES = threshold
+                pricing._DENSE_MAX_FEATURES = threshold
                 with Stopwatch() as clock:
                     for _ in range(3):
-                        base_learner.top_eigenpairs(differences, w, n_pairs,
+                        pricing.top_eigenpairs(differences, w, n_pairs,
                                                     np.random.RandomState(0))
                 row[f"{path}_{n_pairs}"] = clock.cpu / 3
             print(f"eigen D={n_features}, {n_pairs} pairs: dense "
                   f"{row[f'dense_{n_pairs}'] * 1e3:.0f} ms, Lanczos "
                   f"{row[f'lanczos_{n_pairs}'] * 1e3:.0f} ms (CPU)", flush=True)
-        base_learner._DENSE_MAX_FEATURES = default_threshold
+        pricing._DENSE_MAX_FEATURES = default_threshold
         rows.append(row)
     return rows
 
 
-def figure(results):
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    ax = axes[0]
-    for C, style in ((HARD, "-"), (SOFT, "--")):
-        rows = [row for row in results["sdp"] if row["C"] == C]
-        dims = [row["n_features"] for row in rows]
-        for key, color in (("psdboost", "C0"), ("clarabel", "C1"), ("scs", "C2")):
-            ax.plot(dims, [row[f"{key}_wall"] for row in rows], style, color=color,
-                    marker="o", label=f"{key}, C={C}")
-    ax.set(xscale="log", yscale="log", xlabel="D", ylabel="wall seconds",
-           title="SDP (3): PSDBoost vs cvxpy")
-    dims = sorted({row["n_features"] for row in results["sdp"]})
-    ax.minorticks_off()
-    ax.set_xticks(dims, labels=[str(d) for d in dims])
-    ax.legend(fontsize=7)
-    ax = axes[1]
-    seed = results["synthetic"]
-    for (name, run), color in zip(seed["runs"].items(), ("C0", "C3")):
-        iterations = np.arange(1, run["iterations"] + 1)
-        ax.plot(iterations, run["dual_objective"], color=color, label=f"π, {name}")
-        ax.plot(iterations, run["upper_bound"], ":", color=color,
-                label=f"best λmax(H), {name}")
-    ax.axhline(seed["sdp_objective"], color="k", ls="--", label="SDP (3), Clarabel")
-    low = min(min(run["dual_objective"][1:]) for run in seed["runs"].values())
-    span = seed["sdp_objective"] - low
-    ax.set(xlabel="iteration", ylabel="Opt(D1)",
-           ylim=(low - 0.05 * span, seed["sdp_objective"] + 0.5 * span),
-           title="Shen, Welsh & Wang (2008) §6: 600 points, 24 dims, 550 triplets")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
-
-
-def verdict(met):
-    return "yes" if met else "no"
-
-
-def page(results, command):
-    rows = results["sdp"]
-    lines = [
-        "# PSDBoost: column generation against the SDP solved directly",
-        "",
-        f"Command: `{command}`. "
-        + machine_line(results["machine"]),
-        "BLAS limited to one thread for every fit (Clarabel and SCS are single-threaded "
-        "too). Times are wall seconds of one fit; `cpu` columns are in the JSON.",
-        "",
-        "## 1. Same SDP (3), same triplets: PSDBoost vs cvxpy (Clarabel, SCS)",
-        "",
-        f"Synthetic data: {rows[0]['n_triplets']} points in 3 classes, apart in 4 "
-        "directions, unit noise in all D; triplets from labels (nearest same-class and "
-        "other-class neighbour). PSDBoost solving the SDP (3) as printed (`margin="
-        "\"absolute\"`, `min_rank=1`, `shrinkage=0`, `tol=1e-5`, smoothing 0.9, 8 bases per "
-        "iteration). Relative error against Clarabel's objective; rank = "
-        "eigenvalues above 1e-3 of the largest.",
-        "",
-        "| D | C | PSDBoost s | iterations | bases | rank | Clarabel s | SCS s | "
-        "rel. error | speed-up vs Clarabel | vs SCS |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+def cases(args):
+    """One case a section of the page, each with its smaller quick version."""
+    return [
+        Case("timing", protocol=suite_timing),
+        Case("sdp", protocol=sdp_comparison, params={"dimensions": [16, 32, 64]},
+             quick={"dimensions": [16, 32]}),
+        Case("synthetic", protocol=paper_synthetic, params={"max_iter": 500},
+             quick={"max_iter": 150}),
+        Case("digits", protocol=digits_experiment, params={"with_sdp": True},
+             quick={"with_sdp": False}),
+        Case("digits_defaults", protocol=digits_defaults),
+        Case("eigen", protocol=eigen_paths, params={"dimensions": [256, 512, 1024, 1536]},
+             quick={"dimensions": [256, 512]}),
+        Case("overlap", protocol=overlapping_classes),
     ]
-    for row in rows:
-        lines.append(
-            f"| {row['n_features']} | {row['C']} | {row['psdboost_wall']:.2f} | "
-            f"{row['iterations']} | {row['bases']} | {row['psdboost_rank']} "
-            f"(SDP {row['sdp_rank']}) | {row['clarabel_wall']:.2f} | {row['scs_wall']:.2f} | "
-            f"{row['relative_error']:.1e} | {row['speedup_clarabel']:.1f}x | "
-            f"{row['speedup_scs']:.1f}x |")
-    largest = [row for row in rows if row["n_features"] == max(r["n_features"] for r in rows)]
-    lines += ["", "Summary at D = {}:".format(largest[0]["n_features"]), ""]
-    for row in largest:
-        lines.append(
-            f"- C = {row['C']}: objective within {RELATIVE_TARGET:g} relative: "
-            f"{verdict(row['relative_error'] <= RELATIVE_TARGET)} "
-            f"({row['relative_error']:.1e}); 10x less time than Clarabel: "
-            f"{verdict(row['speedup_clarabel'] >= SPEEDUP_TARGET)} "
-            f"({row['speedup_clarabel']:.1f}x); than SCS: "
-            f"{verdict(row['speedup_scs'] >= SPEEDUP_TARGET)} ({row['speedup_scs']:.1f}x).")
-    seed = results["synthetic"]
-    lines += [
-        "",
-        "## 2. Shen, Welsh & Wang (2008) §6, synthetic: convergence of the dual objective",
-        "",
-        f"600 points in 24 dimensions, {seed['n_triplets']} triplets, C = {seed['C']}. "
-        f"SDP (3) by Clarabel: {seed['sdp_objective']:.6f} ({seed['sdp_wall']:.2f} s).",
-        "",
-        "| run | iterations | bases | seconds | objective | rel. error | max_iter hit |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, run in seed["runs"].items():
-        lines.append(f"| {name} | {run['iterations']} | {run['bases']} | {run['wall']:.2f} | "
-                     f"{run['objective']:.6f} | {run['relative_error']:.1e} | "
-                     f"{run['max_iter_reached']} |")
-    lines += ["", "![convergence and timings](psdboost.png)", ""]
-    digits = results["digits"]
-    lines += [
-        "## 3. Shen, Welsh & Wang (2008) §6, handwritten digits 1, 5, 7, 9",
-        "",
-        f"scikit-learn's bundled digits (8×8, D = {digits['n_features']}; the paper used UCI "
-        f"Pendigits, D = 16): {digits['n_train']} training points (80 per digit), "
-        f"{digits['n_test']} test points (all the rest: the bundled set has about 180 per "
-        f"digit, so the paper's 500 per digit are not available); triplets from the "
-        "1, 3 or 5 nearest same-class and other-class neighbours of each training point "
-        f"(1, 9 or 25 per point). Euclidean 1-NN test error {digits['euclidean_error']:.2%}; "
-        "the paper "
-        f"reports {SEED_ERROR:.1%} for both PSDBoost and the SDP on Pendigits.",
-        "",
-        "| neighbours | triplets | C | PSDBoost error | SDP error | PSDBoost s | SDP s | "
-        "PSDBoost objective | SDP objective | rank (SDP) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in digits["runs"]:
-        lines.append(
-            f"| {run['n_neighbors']} | {run['n_triplets']} | {run['C']} | "
-            f"{run['psdboost_error']:.2%} | "
-            f"{run.get('sdp_error', float('nan')):.2%} | {run['psdboost_wall']:.2f} | "
-            f"{run.get('sdp_wall', float('nan')):.2f} | {run['psdboost_objective']:.6f} | "
-            f"{run.get('sdp_objective', float('nan')):.6f} | {run['psdboost_rank']} "
-            f"({run.get('sdp_rank', '–')}) |")
-    default = results["digits_defaults"]
-    lines += [
-        "",
-        f"PSDBoost with its defaults, fitted on the labels ({default['n_triplets']} "
-        "triplets from 3 target neighbours and their impostors, relative margins, "
-        "`min_rank` from the defaults): 1-NN test error "
-        f"{default['psdboost_error']:.2%}, rank {default['psdboost_rank']}, "
-        f"{default['psdboost_wall']:.2f} s ({default['psdboost_cpu']:.2f} CPU s).",
-        "",
-        "## 4. Base learner: dense H against Lanczos",
-        "",
-        "CPU seconds per call (2,000 weighted difference vectors), for 8 top eigenpairs "
-        "and for the 39 that the defaults ask for at `min_rank` 32:",
-        "",
-        "| D | 8 pairs, dense | 8 pairs, Lanczos | 39 pairs, dense | 39 pairs, Lanczos |",
-        "|---|---|---|---|---|",
-    ]
-    for row in results["eigen"]:
-        lines.append(f"| {row['n_features']} | {row['dense_8']:.3f} | {row['lanczos_8']:.3f} | "
-                     f"{row['dense_39']:.3f} | {row['lanczos_39']:.3f} |")
-    timing = results["timing"]["folds"]
-    lines += [
-        "",
-        f"## 5. Fit time of the defaults on {results['timing']['set']} "
-        f"({timing[0]['n_samples']:,} × {timing[0]['n_features']} per training fold)",
-        "",
-        "PSDBoost with its defaults on each standardised training fold of the suite's "
-        "5-fold split; the restricted master LP warm-started in `highspy` against "
-        "solved from scratch by scipy's `linprog`. 5-NN test error of the learned metric.",
-        "",
-        "| fold | highspy s (CPU s) | linprog s (CPU s) | iterations | objectives differ "
-        "(relative) | error | rank |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in timing:
-        warm, cold = row["highspy"], row["linprog"]
-        lines.append(
-            f"| {row['fold']} | {warm['wall']:.2f} ({warm['cpu']:.2f}) | {cold['wall']:.2f} "
-            f"({cold['cpu']:.2f}) | {warm['iterations']} / {cold['iterations']} | "
-            f"{row['relative_difference']:.1e} | {warm['error']:.3f} | {warm['rank']} |")
-    slowest = max(row["highspy"]["wall"] for row in timing)
-    lines += ["", f"Slowest fit with highspy: {slowest:.2f} s wall."]
-    if "overlap" in results:
-        lines += [
-            "",
-            "## 6. Heavily overlapping classes",
-            "",
-            "`make_classification` with 20 informative features and 5 % of the labels "
-            "flipped, standardised, fitted on a stratified four fifths; 5-NN error on the "
-            "last fifth. Column generation tails off where no metric separates the "
-            "classes: the upper bound λmax(H) closes on the LP's π slowly.",
-            "",
-            "| training set | classes | Euclidean error | defaults: CPU s, iterations, "
-            "error | `tol=0.1`: CPU s, iterations, error |",
-            "|---|---|---|---|---|",
-        ]
-        for row in results["overlap"]:
-            cells = [f"{row[key]['cpu']:.1f}, {row[key]['iterations']}, "
-                     f"{row[key]['error']:.3f}" for key in ("defaults", "tol=0.1")]
-            lines.append(f"| {row['n_samples']:,} × {row['n_features']} | "
-                         f"{row['n_classes']} | {row['euclidean_error']:.3f} | "
-                         f"{cells[0]} | {cells[1]} |")
-    first, last = rows[0], rows[-1]
-    best = min(digits["runs"], key=lambda run: run["psdboost_error"])
-    lines += [
-        "",
-        "## Reading the numbers",
-        "",
-        "- Column generation pays per base, not per dimension: its time follows the "
-        "number of iterations and bases the optimum needs (its rank, and the tailing-off), "
-        "while the interior-point solver's grows steeply with D (Clarabel "
-        f"{first['clarabel_wall']:.2f} s at D = {first['n_features']}, "
-        f"{last['clarabel_wall']:.2f} s at D = {last['n_features']}). So PSDBoost loses at "
-        "small D, where the optimum here has nearly full rank, and wins at D = 64.",
-        "- SCS, a first-order conic solver, is much faster than Clarabel on these "
-        "problems; PSDBoost is 10x faster than Clarabel at D = 64, not than SCS.",
-        "- §6 synthetic: Algorithm 1 as printed shows the tailing-off the paper describes "
-        "(π creeps up, the gap closes slowly); dual smoothing and several bases per "
-        "iteration (the defaults) close it. π never decreases in either run.",
-        "- Digits: PSDBoost and the SDP reach the same objective, and the 1-NN errors of "
-        "their metrics agree as in the paper. With one neighbour per point (320 "
-        "triplets in 64 dimensions) the max-margin optimum has low rank and throws away "
-        "directions the 1-NN classifier needs; more triplets raise the rank and bring "
-        "the error down towards the paper's 1.3 % (Pendigits, 16 dimensions). Best "
-        f"PSDBoost error {best['psdboost_error']:.2%} ({best['n_neighbors']} neighbours, "
-        f"C = {best['C']}) against Euclidean {digits['euclidean_error']:.2%}.",
-        "- Fit time: warm-starting the restricted master LP in `highspy` takes "
-        f"{np.mean([r['linprog']['cpu'] / r['highspy']['cpu'] for r in timing]):.1f}x less "
-        "CPU than solving it from scratch with `linprog`. Both stop at the default "
-        f"`tol={PSDBoost().tol:g}`, where the gap is measured against the first "
-        "iteration's when the optimum is near 0 (as on cells), so their objectives may "
-        "differ by a few "
-        "percent; at a tight `tol` they agree (tested at 1e-6).",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def main(argv=None):
-    def add_arguments(parser):
-        parser.add_argument("--rerun", nargs="+", choices=SECTIONS,
-                            help="recompute only these sections of the JSON in the output "
-                                 "directory and rewrite the page")
-
-    args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
-    sections = {
-        "timing": suite_timing,
-        "sdp": lambda: sdp_comparison([16, 32] if args.quick else [16, 32, 64]),
-        "synthetic": lambda: seed_synthetic(max_iter=150 if args.quick else 500),
-        "digits": lambda: digits_experiment(with_sdp=not args.quick),
-        "digits_defaults": digits_defaults,
-        "eigen": lambda: eigen_paths([256, 512] if args.quick else [256, 512, 1024, 1536]),
-        "overlap": overlapping_classes,
-    }
-    results = {}
-    if args.rerun:
-        results = json.loads((out / "psdboost.json").read_text())
-    info = machine()
-    with threadpool_limits(1):
-        for name in args.rerun or SECTIONS:
-            results[name] = sections[name]()
-    results["machine"] = finish_machine(info)
-    command = "python bench/bench_psdboost.py" + (" --quick" if args.quick else "")
-    write(out, "psdboost", results, page(results, command), figure(results))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main("psdboost", cases, blas_threads=1))
