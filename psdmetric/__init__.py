@@ -14,6 +14,7 @@ from ._core import (
     squared_distance_bounds,
     triplets_from_labels,
 )
+from ._large_margin import LMNN
 from ._online import MEG, POLA, BurgRegressor, KernelPOLA, OnlineLogDet
 from ._tuples import PairsClassifier, TripletsClassifier
 
@@ -24,6 +25,7 @@ __all__ = [
     "DefiniteBoost",
     "DistanceTargets",
     "KernelPOLA",
+    "LMNN",
     "LogDet",
     "LogDetCV",
     "MEG",

@@ -67,8 +67,8 @@ def run_matrix_pass(F, G, X, pairs, targets, eta, scale, sides=None):
     n = len(pairs)
     sides = np.zeros(n) if sides is None else sides
     predictions, relative, rates = np.empty(n), np.empty(n), np.empty(n)
-    burg_matrix_pass(X, pairs, targets, sides, F, G, eta, scale, predictions, relative,
-                     rates)
+    burg_matrix_pass(X, pairs, targets, sides, F, G, eta, scale, predictions=predictions,
+                     relative_targets=relative, rates=rates)
     return predictions, relative, rates
 
 
@@ -142,10 +142,10 @@ def test_lemma2_invariant_over_1e5_random_updates():
     ceilings = np.einsum("ij,ij->i", X[:, 0] - X[:, 1], X[:, 0] - X[:, 1])
     targets = rng.uniform(0, 2, n_updates) * ceilings
     pair = np.array([[0, 1]], dtype=np.intp)
-    out = np.empty(1), np.empty(1), np.empty(1)
+    out = dict(predictions=np.empty(1), relative_targets=np.empty(1), rates=np.empty(1))
     factors = np.empty((n_updates, d, d))
     for t in range(n_updates):
-        burg_matrix_pass(X[t], pair, targets[t:t + 1], np.zeros(1), F, G, 100.0, 1.0, *out)
+        burg_matrix_pass(X[t], pair, targets[t:t + 1], np.zeros(1), F, G, 100.0, 1.0, **out)
         factors[t] = F
     eigenvalues_K = np.linalg.svd(factors, compute_uv=False) ** 2
     eigenvalues_W = 1 / (1 + eigenvalues_K)

@@ -36,7 +36,7 @@ def run_steps(terms, coef, start, shift, lmin, lmax, n, n_steps, correction=Fals
         before, M = dual.copy(), (W * np.exp(Q)) @ W.T
         taken, residual, value = definite_boost_steps(
             points, ends, coef, start, shift, np.asarray(lmin, float), np.asarray(lmax, float),
-            dual, Q, W, offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf,
+            dual, Q, W, offset=offset, max_steps=1, tol=0.0, correction=correction, floor=-np.inf,
             cap=cap)
         if taken == 0:
             break

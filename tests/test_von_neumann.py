@@ -17,7 +17,8 @@ from sklearn.preprocessing import StandardScaler
 
 import psdmetric._bregman._von_neumann
 from psdmetric import PairConstraints, VonNeumann
-from psdmetric._bregman._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
+from psdmetric._bregman._von_neumann_kernels import von_neumann_sweep
+from psdmetric._bregman._von_neumann_krylov import von_neumann_krylov_sweep
 from psdmetric._core._cyclic import SCREEN_MARGIN
 
 

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core import MahalanobisMixin, check_bounds, one_blas_thread, squared_distance_bounds
 
 
-class PairBregmanMixin(MahalanobisMixin):
+class _BasePairBregman(MahalanobisMixin):
     """Base class of the pair learners: shared parameters, ``fit``, prior and bounds.
 
     ``fit`` validates the input and draws pairs from labels, then calls the learner's

@@ -3,11 +3,18 @@
 Like scikit-learn's ``RidgeCV`` and ``LogisticRegressionCV``: every candidate (a slack
 weight γ and a way of drawing pairs from the labels) is scored on held-out folds by a
 k-NN classifier in the learned space (its mean predicted probability of the true
-class), and the learner is then refitted on all the data with the best candidate. The
+class), and the learner is then refitted on all the data with the chosen candidate. The
 pairs and their bounds are drawn once per fold and scheme and shared by every γ, exactly
 as the plain learner would draw them, so each inner fit solves the problem of
 ``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` on that fold. The γ of a fold are
 fitted in increasing order, each warm-started from the duals of the last.
+
+The choice is conservative: the plain learner's default setting is kept unless another
+candidate beats it by more than one standard error of the per-split score difference
+(the one-standard-error rule), since an inner cross-validation on a few hundred samples
+ranks candidates that differ by less than that at random. On large sets the search is
+cut short as in successive halving: every candidate is scored on the first split, and
+only those that score at least as well as the default there are scored on the others.
 """
 
 import time
@@ -17,7 +24,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import _fit_context, clone
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold, check_cv
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -27,6 +34,7 @@ from sklearn.utils.validation import validate_data
 
 from .._core import MahalanobisMixin, PairConstraints, threadpool_controller
 from ._base import prior_eigenpairs
+from ._cv_doc import SHARED_DOC
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
 
@@ -117,16 +125,66 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     return np.array(scores), np.array(fit_times)
 
 
+# cv=None: a third of the training set held out per split, so each held-out fold keeps
+# 50 samples from 150 up; below this many samples the 3 splits are drawn twice.
+_REPEAT_BELOW = 1000
+# From this many samples on, candidates behind the default on the first split stop there.
+_HALVING_FROM = 1000
+
+
+def _inner_splits(cv, X, y, seed):
+    """The inner splits: ``cv``'s, or stratified 3-fold (twice, shuffled, on small sets)."""
+    if cv is None:
+        cv = (StratifiedKFold(3) if len(y) >= _REPEAT_BELOW else
+              RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=seed))
+    return list(check_cv(cv, y, classifier=True).split(X, y))
+
+
+def _survivors(first, default):
+    """Candidates scored on the later splits, from their scores on the first split.
+
+    Those at least as good as the default there (all of them if the default has no
+    score); without a default, the better half.
+    """
+    scored = ~np.isnan(first)
+    if default is not None and scored[default]:
+        return scored & (first >= first[default])
+    return scored & (first >= np.median(first[scored])) if scored.any() else scored
+
+
+def _one_standard_error_choice(scores, default):
+    """Index of the chosen candidate and every candidate's gain over the default.
+
+    Candidates scored on every split compete; the gain is the mean per-split score
+    difference to the default, its standard error that of the differences. The default
+    is kept unless some candidate's gain exceeds its standard error; then the best of
+    those is chosen. Without a default (not in the grid), the best mean wins.
+    """
+    complete = ~np.isnan(scores).any(axis=0)
+    mean = np.where(complete, scores.mean(axis=0), -np.inf)
+    if default is None or not complete[default]:
+        nan = np.full(scores.shape[1], np.nan)
+        return int(np.argmax(mean)), nan, nan
+    differences = scores - scores[:, [default]]
+    gain = differences.mean(axis=0)
+    error = differences.std(axis=0, ddof=1) / np.sqrt(len(scores))
+    beats = complete & (gain > error)
+    return (int(np.argmax(np.where(beats, mean, -np.inf))) if beats.any() else default,
+            gain, error)
+
+
 class _PairLearnerCV(MahalanobisMixin):
     """Shared fit of LogDetCV and VonNeumannCV; subclasses set ``_learner``."""
 
     # Class labels only: the k-NN score needs them, not pairs.
     _constraint_kind = "labels"
     _learner = None
+    # The pair schemes searched when n_neighbors_grid is None, the learner's default first.
+    _default_schemes = None
 
     _parameter_constraints: dict = {
         "gammas": ["array-like"],
-        "n_neighbors_grid": ["array-like"],
+        "n_neighbors_grid": ["array-like", None],
         "cv": ["cv_object"],
         "knn_neighbors": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
@@ -142,7 +200,7 @@ class _PairLearnerCV(MahalanobisMixin):
     def __init__(
         self,
         gammas=(0.01, 0.1, 1.0),
-        n_neighbors_grid=(None, 5),
+        n_neighbors_grid=None,
         *,
         cv=None,
         knn_neighbors=5,
@@ -170,7 +228,7 @@ class _PairLearnerCV(MahalanobisMixin):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Score every (γ, pair scheme) by k-NN cross-validation, refit the best on all data.
+        """Score the (γ, pair scheme) candidates by k-NN cross-validation, refit the chosen.
 
         Parameters
         ----------
@@ -188,94 +246,139 @@ class _PairLearnerCV(MahalanobisMixin):
         X, y = validate_data(self, X, y, ensure_min_samples=2)
         check_classification_targets(y)
         gammas = _check_grid(self.gammas, "gammas", "gamma")
-        schemes = _check_grid(self.n_neighbors_grid, "n_neighbors_grid", "scheme")
-        folds = list(check_cv(self.cv, y, classifier=True).split(X, y))
-        smallest = min(len(train) for train, _ in folds)
+        schemes = _check_grid(self._default_schemes if self.n_neighbors_grid is None
+                              else self.n_neighbors_grid, "n_neighbors_grid", "scheme")
+        seed = self.random_state if isinstance(self.random_state, Integral) else (
+            check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+        splits = _inner_splits(self.cv, X, y, seed)
+        smallest = min(len(train) for train, _ in splits)
         if self.knn_neighbors > smallest:
             raise ValueError(
                 f"knn_neighbors={self.knn_neighbors} exceeds the {smallest} samples of the "
                 "smallest training fold; lower knn_neighbors or the number of folds (cv).")
-        seed = self.random_state if isinstance(self.random_state, Integral) else (
-            check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
         tol = self._learner().tol if self.tol is None else self.tol
         learner = self._learner(
             n_components=self.n_components, prior=self.prior, tol=tol,
             max_iter=self.max_iter)
-        try:
-            paths = Parallel(n_jobs=self.n_jobs)(
-                delayed(_score_path)(learner, X, y, train, test, gammas, n_neighbors,
-                                     self.n_constraints, self.knn_neighbors, seed)
-                for n_neighbors in schemes for train, test in folds
-            )
-        except ConvergenceWarning as interrupted:
-            raise KeyboardInterrupt from interrupted
-        self.cv_results_ = self._results(paths, gammas, schemes, len(folds))
-        best = int(np.nanargmax(self.cv_results_["mean_test_score"]))
-        self.best_params_ = self.cv_results_["params"][best]
-        self.best_score_ = float(self.cv_results_["mean_test_score"][best])
-        self.gammas_ = gammas
+        scores, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed)
+        best_index, results = self._results(scores, fit_times, gammas, schemes)
+        chosen = results["params"][best_index]
         refit = self._learner(
             n_components=self.n_components, prior=self.prior,
-            n_constraints=self.n_constraints if self.best_params_["n_neighbors"] is None else None,
+            n_constraints=self.n_constraints if chosen["n_neighbors"] is None else None,
             tol=tol, max_iter=self.max_iter, verbose=self.verbose, random_state=seed,
-            **self.best_params_,
+            **chosen,
         ).fit(X, y)
+        self.cv_results_, self.best_params_, self.best_index_ = results, chosen, best_index
+        self.best_score_ = float(results["mean_test_score"][best_index])
+        self.gammas_ = gammas
         for name, value in vars(refit).items():
             if name.endswith("_") and not name.startswith("_"):
                 setattr(self, name, value)
         return self
 
-    def _results(self, paths, gammas, schemes, n_folds):
-        """``cv_results_`` in the layout of ``GridSearchCV``: one entry per candidate."""
-        n_candidates = len(schemes) * len(gammas)
-        scores = np.full((n_folds, n_candidates), np.nan)
-        fit_times = np.full((n_folds, n_candidates), np.nan)
-        for index, path in enumerate(paths):
-            scheme, fold = divmod(index, n_folds)
-            if path is None:
-                continue
-            columns = slice(scheme * len(gammas), (scheme + 1) * len(gammas))
-            scores[fold, columns], fit_times[fold, columns] = path
-        params = [{"gamma": float(gamma), "n_neighbors": n_neighbors}
-                  for n_neighbors in schemes for gamma in gammas]
-        left_out = sorted({p["n_neighbors"] for p, column in zip(params, scores.T)
-                           if np.isnan(column).any()})
-        if len(left_out) == len(schemes):
+    def _default_index(self, gammas, schemes):
+        """Index of the plain learner's default (γ, n_neighbors) in the grid, or None."""
+        default = self._learner()
+        if default.n_neighbors in schemes and default.gamma in gammas:
+            return (schemes.index(default.n_neighbors) * len(gammas)
+                    + int(np.flatnonzero(gammas == default.gamma)[0]))
+        return None
+
+    def _search(self, learner, X, y, splits, gammas, schemes, seed):
+        """Scores and fit times (splits × candidates), NaN where a candidate was not fitted.
+
+        From ``_HALVING_FROM`` samples on, the later splits score only the candidates
+        that ``_survivors`` keeps after the first. Raises when no scheme can be drawn.
+        """
+        n_gammas = len(gammas)
+        scores = np.full((len(splits), len(schemes) * n_gammas), np.nan)
+        fit_times = np.full_like(scores, np.nan)
+        drawable = np.ones(len(schemes), dtype=bool)
+        halving = len(y) >= _HALVING_FROM
+        keep = np.ones(scores.shape[1], dtype=bool)
+        for rung in ((range(1), range(1, len(splits))) if halving else (range(len(splits)),)):
+            jobs = [(s, fold, np.flatnonzero(keep[s * n_gammas:(s + 1) * n_gammas]))
+                    for s in range(len(schemes)) for fold in rung]
+            jobs = [job for job in jobs if len(job[2]) and drawable[job[0]]]
+            try:
+                paths = Parallel(n_jobs=self.n_jobs)(
+                    delayed(_score_path)(learner, X, y, *splits[fold], gammas[columns],
+                                         schemes[s], self.n_constraints,
+                                         self.knn_neighbors, seed)
+                    for s, fold, columns in jobs)
+            except ConvergenceWarning as interrupted:
+                raise KeyboardInterrupt from interrupted
+            for (s, fold, columns), path in zip(jobs, paths):
+                if path is None:
+                    drawable[s] = False
+                else:
+                    scores[fold, s * n_gammas + columns], fit_times[
+                        fold, s * n_gammas + columns] = path
+            for s in np.flatnonzero(~drawable):
+                scores[:, s * n_gammas:(s + 1) * n_gammas] = np.nan
+            keep = _survivors(scores[0], self._default_index(gammas, schemes))
+        self._check_drawable(schemes, drawable)
+        return scores, fit_times
+
+    def _check_drawable(self, schemes, drawable):
+        if not drawable.any():
             raise ValueError(
                 f"No pair scheme in n_neighbors_grid={list(schemes)} can be drawn on every "
                 "training fold: neighbour pairs need two classes with two samples or more "
                 "each in every training fold."
             )
-        if left_out:
+        if not drawable.all():
+            left_out = sorted(schemes[s] for s in np.flatnonzero(~drawable))
             warnings.warn(
                 f"{type(self).__name__}: n_neighbors={left_out} left out, some training "
                 "fold has a single class or no class with two samples.", FitFailedWarning)
-        mean = scores.mean(axis=0)
-        results = {
-            "params": params,
-            "param_gamma": np.array([p["gamma"] for p in params]),
-            "param_n_neighbors": np.array([p["n_neighbors"] for p in params], dtype=object),
-            **{f"split{fold}_test_score": scores[fold] for fold in range(n_folds)},
-            "mean_test_score": mean,
-            "std_test_score": scores.std(axis=0),
-            "rank_test_score": _rank(mean),
-            "mean_fit_time": fit_times.mean(axis=0),
-        }
+
+    def _results(self, scores, fit_times, gammas, schemes):
+        """The one-standard-error rule's choice and ``cv_results_`` (``GridSearchCV``'s layout)."""
+        default = self._default_index(gammas, schemes)
+        best_index, gain, error = _one_standard_error_choice(scores, default)
+        params = [{"gamma": float(gamma), "n_neighbors": n_neighbors}
+                  for n_neighbors in schemes for gamma in gammas]
+        scored = ~np.isnan(scores)
+        complete = scored.all(axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN: left-out scheme
+            mean = np.nanmean(scores, axis=0)
+            results = {
+                "params": params,
+                "param_gamma": np.array([p["gamma"] for p in params]),
+                "param_n_neighbors": np.array([p["n_neighbors"] for p in params],
+                                              dtype=object),
+                **{f"split{fold}_test_score": scores[fold] for fold in range(len(scores))},
+                "mean_test_score": mean,
+                "std_test_score": np.nanstd(scores, axis=0),
+                "rank_test_score": _rank(np.where(complete, mean, np.nan)),
+                "n_splits_scored": scored.sum(axis=0),
+                "mean_score_gain": gain,
+                "std_error_score_gain": error,
+                "chosen": np.arange(len(params)) == best_index,
+                "mean_fit_time": np.nanmean(fit_times, axis=0),
+            }
         if self.verbose:
             self._print_table(results)
-        return results
+        return best_index, results
 
     def _print_table(self, results):
         print(f"[{type(self).__name__}]")
         print(f"{'n_neighbors':>12} {'gamma':>10} {'mean score':>11} {'std':>8} "
-              f"{'rank':>5} {'fit (s)':>8}")
-        print("-" * 59)
+              f"{'splits':>6} {'gain':>8} {'se':>8} {'rank':>5} {'fit (s)':>8}")
+        print("-" * 83)
         for index, params in enumerate(results["params"]):
             print(f"{str(params['n_neighbors']):>12} {params['gamma']:>10.3g} "
                   f"{results['mean_test_score'][index]:>11.4f} "
                   f"{results['std_test_score'][index]:>8.4f} "
+                  f"{results['n_splits_scored'][index]:>6d} "
+                  f"{results['mean_score_gain'][index]:>8.4f} "
+                  f"{results['std_error_score_gain'][index]:>8.4f} "
                   f"{results['rank_test_score'][index]:>5d} "
-                  f"{results['mean_fit_time'][index]:>8.3f}")
+                  f"{results['mean_fit_time'][index]:>8.3f}"
+                  + ("  chosen" if results["chosen"][index] else ""))
 
 
 def _rank(mean):
@@ -284,119 +387,20 @@ def _rank(mean):
     return np.array([1 + np.sum(order > value) for value in order], dtype=np.int32)
 
 
-_SHARED_DOC = """
-    Parameters
-    ----------
-    gammas : array-like of float, default=(0.01, 0.1, 1.0)
-        Slack weights γ to try (see the ``gamma`` of :class:`{learner}`), from the
-        learner's default down: larger γ holds the pairs drawn from labels, which
-        conflict, more tightly and costs more cycles. ``np.inf`` enforces the
-        constraints exactly.
-
-    n_neighbors_grid : array-like of {{None, int}}, default=(None, 5)
-        Pair schemes to try, as the learner's ``n_neighbors``: ``None`` draws
-        ``n_constraints`` random pairs, ``k`` joins each sample to its ``k`` nearest
-        samples of its own class and of the other classes (fewer in a class of ``k``
-        samples or fewer, see :func:`~psdmetric.pairs_from_labels`). The default ``k``
-        is the default ``knn_neighbors``: the pairs are the neighbourhoods the scoring
-        k-NN reads. A neighbour scheme that cannot be drawn on some training fold (a
-        single class, or no class with two samples) is left out with a
-        ``FitFailedWarning``.
-
-    cv : int, cross-validation generator or iterable, default=None
-        Folds for the inner cross-validation, as in scikit-learn: ``None`` is 5-fold
-        stratified, an int the number of stratified folds.
-
-    knn_neighbors : int, default=5
-        Neighbours of the :class:`~sklearn.neighbors.KNeighborsClassifier` that scores
-        each candidate in the learned space: the score of a held-out fold is the mean,
-        over its samples, of the share of their ``knn_neighbors`` nearest training
-        samples that hold their label (the classifier's predicted probability of the
-        true class). Unlike the accuracy, which moves in steps of one test sample, it
-        tells apart candidates whose neighbourhoods differ by less than that.
-
-    n_components : int, default=None
-        Rank of the learned metric, as in :class:`{learner}`.
-
-    prior : {{"identity", "covariance"}} or ndarray, default="identity"
-        Starting matrix ``M₀``, as in :class:`{learner}`.
-
-    n_constraints : int, default=None
-        Number of random pairs (scheme ``None``); ``None`` means ``40 * n_classes**2``.
-
-    tol : float, default=None
-        Stopping tolerance of every fit, as in :class:`{learner}`; ``None`` takes
-        :class:`{learner}`'s default.
-
-    max_iter : int, default=1000
-        Maximum number of cycles of every fit.
-
-    n_jobs : int, default=None
-        Number of (fold, scheme) paths fitted in parallel by joblib; ``None`` means 1
-        unless in a :obj:`joblib.parallel_backend` context, -1 all processors.
-
-    verbose : int, default=0
-        Print the table of candidates and the refit's table of cycles.
-
-    random_state : int, RandomState instance or None, default=None
-        Seeds the pairs, the bounds and the cycle orders. An int is passed as is to
-        every inner fit and to the refit, so each inner fit solves
-        ``{learner}(gamma=γ, n_neighbors=k, random_state=random_state)`` on its fold.
-
-    Attributes
-    ----------
-    best_params_ : dict
-        ``{{"gamma": γ, "n_neighbors": k}}`` of the candidate with the best mean score
-        (the first in ``cv_results_`` order among ties).
-
-    best_score_ : float
-        Its mean held-out score (k-NN probability of the true class) over the folds.
-
-    cv_results_ : dict of ndarray
-        One entry per candidate, schemes in ``n_neighbors_grid`` order and within each
-        γ ascending, laid out as :class:`~sklearn.model_selection.GridSearchCV`'s:
-        ``params``, ``param_gamma``, ``param_n_neighbors``, ``split{{i}}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score`` and
-        ``mean_fit_time`` (seconds per inner fit). A left-out scheme scores NaN.
-
-    gammas_ : ndarray of shape (n_gammas,)
-        The γ grid, sorted.
-
-    components_ : ndarray of shape (n_components, n_features)
-        The transform ``L`` of the refit on all data with ``best_params_``,
-        ``M = LᵀL``.
-{extra_attributes}
-    bounds_ : ndarray of shape (2,)
-        The bounds ``(u, l)`` of the refit.
-
-    constraints_ : PairConstraints
-        The pairs the refit used.
-
-    dual_coef_ : ndarray of shape (n_constraints,)
-        Dual variables of the refit.
-
-    n_iter_ : int
-        Number of cycles of the refit.
-
-    n_features_in_ : int
-        Number of features seen during fit.
-
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Names of features seen during fit, when X has string column names.
-"""
-
-
 class LogDetCV(_PairLearnerCV):
     __doc__ = """LogDet metric learning with γ and the pair scheme chosen by cross-validation.
 
     Scores every (γ, pair scheme) candidate by a k-NN classifier's held-out probability
     of the true class in the space :class:`LogDet` learns on each training fold, then
-    refits :class:`LogDet` on all the data with the best candidate. The pairs and bounds
+    refits :class:`LogDet` on all the data with the chosen candidate: LogDet's default
+    unless another candidate beats it by more than one standard error. The pairs and bounds
     of a fold and scheme are drawn once and shared by all γ. The learner is that of
     Kulis, Sustik & Dhillon (2009), §5.1 and §6.2.1 (ITML with slack).
 
     Read more in the :ref:`User Guide <cross_validation>`.
-""" + _SHARED_DOC.format(learner="LogDet", extra_attributes="") + """
+""" + SHARED_DOC.format(
+    learner="LogDet", extra_attributes="", schemes="``(3, None)``",
+    default="gamma=0.1, n_neighbors=3") + """
     See Also
     --------
     LogDet : The learner with fixed ``gamma`` and ``n_neighbors``.
@@ -420,6 +424,7 @@ class LogDetCV(_PairLearnerCV):
     """
 
     _learner = LogDet
+    _default_schemes = (3, None)
 
 
 class VonNeumannCV(_PairLearnerCV):
@@ -427,12 +432,15 @@ class VonNeumannCV(_PairLearnerCV):
 
     Scores every (γ, pair scheme) candidate by a k-NN classifier's held-out probability
     of the true class in the space :class:`VonNeumann` learns on each training fold, then
-    refits :class:`VonNeumann` on all the data with the best candidate. The pairs and
+    refits :class:`VonNeumann` on all the data with the chosen candidate: VonNeumann's
+    default unless another candidate beats it by more than one standard error. The pairs and
     bounds of a fold and scheme are drawn once and shared by all γ. The learner is that
     of Kulis, Sustik & Dhillon (2009), §5.2 and §6.2.1.
 
     Read more in the :ref:`User Guide <cross_validation>`.
-""" + _SHARED_DOC.format(learner="VonNeumann", extra_attributes="""
+""" + SHARED_DOC.format(
+    learner="VonNeumann", schemes="``(3, None)``", default="gamma=0.1, n_neighbors=3",
+    extra_attributes="""
     eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues of the refit's ``M`` on the range of the prior, descending.
 
@@ -457,3 +465,4 @@ class VonNeumannCV(_PairLearnerCV):
     """
 
     _learner = VonNeumann
+    _default_schemes = (3, None)

@@ -17,13 +17,13 @@ from .._core import (
     paired_rows,
     screen_violations,
 )
-from ._base import PairBregmanMixin, ascending_prior
+from ._base import _BasePairBregman, ascending_prior
 from ._definite_boost_kernels import definite_boost_steps
 from ._von_neumann import components_from_eigen
 from ._von_neumann_kernels import von_neumann_sweep
 
 
-class DefiniteBoost(PairBregmanMixin):
+class DefiniteBoost(_BasePairBregman):
     """DefiniteBoost: trace-one von Neumann metric learning (Tsuda et al., 2005, §4).
 
     Learns a trace-one ``W ⪰ 0`` minimising ``D_vN(W, W₁)`` (``W₁ = M₀ / tr M₀``)
@@ -190,7 +190,7 @@ class DefiniteBoost(PairBregmanMixin):
     """
 
     _parameter_constraints: dict = {
-        **PairBregmanMixin._parameter_constraints,
+        **_BasePairBregman._parameter_constraints,
         "projection": [StrOptions({"approximate", "exact"})],
         "dual_correction": ["boolean"],
     }
@@ -314,7 +314,7 @@ class DefiniteBoost(PairBregmanMixin):
         def one_cycle():
             steps, residual, objective = definite_boost_steps(
                 problem.samples, problem.ends, problem.direction, start, shift, problem.bottom,
-                problem.top, dual, Q, W, offset, max_steps=m, tol=self.tol,
+                problem.top, dual, Q, W, offset=offset, max_steps=m, tol=self.tol,
                 correction=self.dual_correction, floor=floor, cap=problem.cap)
             n_steps[0] += steps
             failure = problem.infeasibility(objective) if np.isinf(self.gamma) else None

@@ -12,11 +12,20 @@ from .._core._eigen_update cimport _Workspace, _apply, _check_sorted, _decompose
 from .._core._eigen_workspace cimport Work
 
 
-cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] start,
-                               const double[::1] shift, const double[::1] lmin,
-                               const double[::1] lmax, const double[::1] dual,
-                               const double[::1] cap, const double[::1] a_term,
-                               double[::1] r, bint correction,
+cdef struct _Constraints:
+    # Constraint j: Σ_k coef[k] T[k] T[k]ᵀ − shift[j] I over k in start[j]:start[j + 1],
+    # eigenvalues in [lmin[j], lmax[j]], dual bounded by cap[j].
+    Py_ssize_t m
+    const double* coef
+    const Py_ssize_t* start
+    const double* shift
+    const double* lmin
+    const double* lmax
+    const double* cap
+
+
+cdef Py_ssize_t _most_violated(const _Constraints* c, const double* dual,
+                               const double* a_term, double* r, bint correction,
                                double* residual) noexcept nogil:
     """The constraint to step on (-1 if none), with every ``r[j] = tr(W C_j)``.
 
@@ -28,31 +37,76 @@ cdef Py_ssize_t _most_violated(const double[::1] coef, const Py_ssize_t[::1] sta
     cdef Py_ssize_t j, kk, best = -1
     cdef double rj, score, best_score = 0.0
     residual[0] = 0.0
-    for j in range(shift.shape[0]):
-        if not (lmin[j] < 0.0 < lmax[j]):
+    for j in range(c.m):
+        if not (c.lmin[j] < 0.0 < c.lmax[j]):
             continue
-        rj = -shift[j]
-        for kk in range(start[j], start[j + 1]):
-            rj += coef[kk] * a_term[kk]
+        rj = -c.shift[j]
+        for kk in range(c.start[j], c.start[j + 1]):
+            rj += c.coef[kk] * a_term[kk]
         r[j] = rj
-        if (rj > 0.0 and dual[j] < cap[j]) or (correction and dual[j] > 0.0
-                                                and rj < 0.0):
+        if (rj > 0.0 and dual[j] < c.cap[j]) or (correction and dual[j] > 0.0
+                                                  and rj < 0.0):
             score = fabs(rj)
             # Relative to the bound (shift) when there is one, else to the range.
-            residual[0] = max(residual[0], score / (fabs(shift[j]) if shift[j] != 0.0
-                                                    else lmax[j] - lmin[j]))
+            residual[0] = max(residual[0], score / (fabs(c.shift[j]) if c.shift[j] != 0.0
+                                                    else c.lmax[j] - c.lmin[j]))
             if score > best_score:
                 best_score = score
                 best = j
     return best
 
 
+cdef void _term_traces(const double[:, ::1] points, const Py_ssize_t[:, ::1] ends,
+                       const double[::1, :] omega, const double* ex, double zsum,
+                       double* a_term) noexcept nogil:
+    """``a_term[k] = tr(W T[k] T[k]ᵀ)`` for every term, from ``Ω = Wᵀ pointsᵀ``."""
+    cdef Py_ssize_t kk, i, a, b, n = omega.shape[0]
+    cdef double value
+    for kk in range(ends.shape[0]):
+        a, b = ends[kk, 0], ends[kk, 1]
+        value = 0.0
+        for i in range(n):
+            value += ex[i] * (omega[i, a] - omega[i, b]) * (omega[i, a] - omega[i, b])
+        a_term[kk] = value / zsum
+
+
+cdef double* _subtract_terms(const double[:, ::1] points, const Py_ssize_t[:, ::1] ends,
+                             const _Constraints* c, Py_ssize_t j, double z, double* Q,
+                             double* Wc, double* Wn, double* offset,
+                             Work* wk) noexcept nogil:
+    """``S ← S − z Σ_k coef[k] T[k] T[k]ᵀ`` over constraint j's terms, one eigen update
+    each; returns the buffer that holds W afterwards (the update swaps ``Wc``, ``Wn``).
+    Each term's difference goes to ``wk.v``, which the eigen update does not read."""
+    cdef Py_ssize_t kk, i, n = points.shape[1]
+    cdef int ni = <int> n, one = 1
+    cdef double nw
+    cdef double* swap
+    for kk in range(c.start[j], c.start[j + 1]):
+        for i in range(n):
+            wk.v[i] = points[ends[kk, 0], i] - points[ends[kk, 1], i]
+        for i in range(n):
+            wk.w[i] = ddot(&ni, Wc + i * n, &one, wk.v, &one)
+        nw = dnrm2(&ni, wk.w, &one)
+        if not (0.0 < nw < INFINITY) or c.coef[kk] == 0.0 or z == 0.0:
+            continue
+        for i in range(n):
+            wk.zhat[i] = wk.w[i] / nw
+        wk.roots_valid = False
+        _decompose(wk, Q, wk.zhat, -z * c.coef[kk] * nw * nw)
+        _apply(wk, Q, Wc, Wn)
+        swap = Wc
+        Wc = Wn
+        Wn = swap
+        _normalize_top(Q, n, offset)
+    return Wc
+
+
 def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] ends,
                          const double[::1] coef, const Py_ssize_t[::1] start,
                          const double[::1] shift, const double[::1] lmin,
                          const double[::1] lmax,
-                         double[::1] dual, double[::1] Q, double[::1, :] W,
-                         double[::1] offset, *, Py_ssize_t max_steps, double tol,
+                         double[::1] dual, double[::1] Q, double[::1, :] W, *,
+                         double[::1] offset, Py_ssize_t max_steps, double tol,
                          bint correction, double floor, cap=None):
     """Greedy DefiniteBoost steps with approximate projections.
 
@@ -89,10 +143,10 @@ def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] e
     normalised violation when the loop ended and the dual objective.
     """
     cdef Py_ssize_t n = Q.shape[0], nt = ends.shape[0], m = shift.shape[0]
-    cdef Py_ssize_t n_points = points.shape[0], step = 0, j, kk, i, a, b
-    cdef int ni = <int> n, npi = <int> n_points, one = 1
+    cdef Py_ssize_t n_points = points.shape[0], step = 0, j, i
+    cdef int ni = <int> n, npi = <int> n_points
     cdef double alpha = 1.0, beta = 0.0, z, rj, residual = INFINITY
-    cdef double sum_gb = 0.0, nw, value, zsum, dual_value = 0.0
+    cdef double sum_gb = 0.0, zsum, dual_value = 0.0
     cdef double[::1] upper = np.full(m, INFINITY) if cap is None else cap
     if W.shape[0] != n or W.shape[1] != n or points.shape[1] != n:
         raise ValueError("points, Q and W must describe the same dimension")
@@ -107,15 +161,14 @@ def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] e
     if n == 0 or m == 0:
         return 0, 0.0, 0.0
     cdef double[::1, :] omega = np.empty((n, max(n_points, 1)), order="F")
-    cdef double[::1] term = np.empty(n)
     cdef double[::1] a_term = np.empty(max(nt, 1))
     cdef double[::1] r = np.empty(m)
     cdef double[::1] ex = np.empty(n)
     cdef _Workspace space = _Workspace(n)
-    cdef Work* wk = &space.w
     cdef double* Wc = &W[0, 0]
-    cdef double* Wn = wk.W2
-    cdef double* swap
+    cdef _Constraints c
+    c.m, c.coef, c.start, c.shift = m, &coef[0] if nt else NULL, &start[0], &shift[0]
+    c.lmin, c.lmax, c.cap = &lmin[0], &lmax[0], &upper[0]
     for j in range(m):
         sum_gb += dual[j] * shift[j]
     with nogil:
@@ -131,14 +184,8 @@ def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] e
             if nt > 0:
                 dgemm(b"T", b"N", &ni, &npi, &ni, &alpha, Wc, &ni, &points[0, 0], &ni,
                       &beta, &omega[0, 0], &ni)
-            for kk in range(nt):
-                a, b = ends[kk, 0], ends[kk, 1]
-                value = 0.0
-                for i in range(n):
-                    value += ex[i] * (omega[i, a] - omega[i, b]) * (omega[i, a] - omega[i, b])
-                a_term[kk] = value / zsum
-            j = _most_violated(coef, start, shift, lmin, lmax, dual, upper, a_term, r,
-                               correction, &residual)
+            _term_traces(points, ends, omega, &ex[0], zsum, &a_term[0])
+            j = _most_violated(&c, &dual[0], &a_term[0], &r[0], correction, &residual)
             if j < 0 or residual <= tol or step == max_steps:
                 break
             rj = r[j]
@@ -153,23 +200,9 @@ def definite_boost_steps(const double[:, ::1] points, const Py_ssize_t[:, ::1] e
             else:
                 dual[j] += z
             sum_gb += z * shift[j]
-            for kk in range(start[j], start[j + 1]):
-                for i in range(n):
-                    term[i] = points[ends[kk, 0], i] - points[ends[kk, 1], i]
-                for i in range(n):
-                    wk.w[i] = ddot(&ni, Wc + i * n, &one, &term[0], &one)
-                nw = dnrm2(&ni, wk.w, &one)
-                if not (0.0 < nw < INFINITY) or coef[kk] == 0.0 or z == 0.0:
-                    continue
-                for i in range(n):
-                    wk.zhat[i] = wk.w[i] / nw
-                wk.roots_valid = False
-                _decompose(wk, &Q[0], wk.zhat, -z * coef[kk] * nw * nw)
-                _apply(wk, &Q[0], Wc, Wn)
-                swap = Wc
-                Wc = Wn
-                Wn = swap
-                _normalize_top(&Q[0], n, &offset[0])
+            Wc = _subtract_terms(points, ends, &c, j, z, &Q[0], Wc,
+                                 space.w.W2 if Wc == &W[0, 0] else &W[0, 0],
+                                 &offset[0], &space.w)
         if Wc != &W[0, 0]:
             memcpy(&W[0, 0], Wc, n * n * sizeof(double))
     return step, residual, dual_value

@@ -15,7 +15,7 @@ from scipy import linalg
 
 from .._core import cyclic_projections, oriented_columns, paired_rows, screen_violations
 from ._base import (
-    PairBregmanMixin,
+    _BasePairBregman,
     pair_difference_basis,
     prior_eigenpairs,
     weighted_outer_sum,
@@ -23,7 +23,7 @@ from ._base import (
 from ._logdet_kernels import logdet_sweep
 
 
-class LogDet(PairBregmanMixin):
+class LogDet(_BasePairBregman):
     """Information-theoretic metric learning with LogDet Bregman projections.
 
     Learns ``M ⪰ 0`` minimising ``D_ld(M, M₀) + γ D_ld(ξ, ξ₀)`` subject to
@@ -136,7 +136,7 @@ class LogDet(PairBregmanMixin):
     """
 
     _parameter_constraints: dict = {
-        **PairBregmanMixin._parameter_constraints,
+        **_BasePairBregman._parameter_constraints,
         "warm_start": ["boolean"],
     }
 

@@ -19,8 +19,9 @@ import numpy as np
 from scipy import linalg
 
 from .._core import cyclic_projections, oriented_columns, paired_rows, screen_violations
-from ._base import PairBregmanMixin, ascending_prior, weighted_outer_sum
-from ._von_neumann_kernels import von_neumann_krylov_sweep, von_neumann_sweep
+from ._base import _BasePairBregman, ascending_prior, weighted_outer_sum
+from ._von_neumann_kernels import von_neumann_sweep
+from ._von_neumann_krylov import von_neumann_krylov_sweep
 
 # Each projection's root is solved until the constraint's log-residual is a tenth of
 # where it started: the dual corrections of later cycles absorb the rest, the fixed point
@@ -45,7 +46,7 @@ def components_from_eigen(eigenvectors, W, Q, trace_one):
     return eigenvalues, vectors, np.sqrt(eigenvalues)[:, None] * vectors.T
 
 
-class VonNeumann(PairBregmanMixin):
+class VonNeumann(_BasePairBregman):
     """Metric learning with exact von Neumann Bregman projections.
 
     Learns ``M ⪰ 0`` minimising ``D_vN(M, M₀) + γ D_vN(ξ/ξ₀, 1)`` subject to
@@ -183,7 +184,7 @@ class VonNeumann(PairBregmanMixin):
     """
 
     _parameter_constraints: dict = {
-        **PairBregmanMixin._parameter_constraints,
+        **_BasePairBregman._parameter_constraints,
         "warm_start": ["boolean"],
     }
 

@@ -6,17 +6,15 @@ Each projection changes the logarithm of ``W exp(Q) Wᵀ`` by ``α z zᵀ``; its
 the root of a monotone function of the spectrum seen from z, found by a safeguarded
 Newton iteration. ``von_neumann_sweep`` keeps the eigenbasis: one eigen update of
 :mod:`psdmetric._core._eigen_update` per projection, then the r³ rotation
-``W ← W U``. ``von_neumann_krylov_sweep`` keeps the logarithm L itself: the function
-only needs ``zᵀ exp(L + t ẑẑᵀ) z``, which lives in the Krylov space of L and z
-(``L + t ẑẑᵀ`` has the same one), so a few Lanczos steps reduce the projection to the same
-eigen update on an m × m problem, and the update of L is one rank-one term.
+``W ← W U``. The projection itself (``_project``) is shared with the sweep that keeps
+the logarithm instead, in :mod:`._von_neumann_krylov`.
 """
 import numpy as np
 
 from libc.float cimport DBL_EPSILON
-from libc.math cimport INFINITY, NAN, exp, fabs, log, sqrt
+from libc.math cimport INFINITY, exp, fabs, log
 from libc.string cimport memcpy
-from scipy.linalg.cython_blas cimport ddot, dnrm2, dscal
+from scipy.linalg.cython_blas cimport ddot, dnrm2
 
 from .._core._eigen_update cimport (
     _Workspace,
@@ -28,30 +26,11 @@ from .._core._eigen_update cimport (
     _spectrum,
     _unit_spectrum,
 )
-from .._core._eigen_workspace cimport Work
 
-
-cdef extern from "_krylov_simd.h" nogil:
-    void psdmetric_symmetric_product(Py_ssize_t r, const double* L, const double* x,
-                                     double* y)
-    void psdmetric_symmetric_rank_one(Py_ssize_t r, double t, const double* q, double* L)
-    void psdmetric_rank_one_product(Py_ssize_t r, double t, const double* q, double* L,
-                                    const double* x, double* y)
-    double psdmetric_orthogonalise(Py_ssize_t r, Py_ssize_t k, const double* K, double* w,
-                                   double* h)
-    int psdmetric_tridiagonal_first_row(Py_ssize_t m, double* d, double* e, double* z)
 
 cdef int MAX_EVALUATIONS = 100
 # Projection roots are solved to |log(d²/ξ)| below this (the constraint holds to ~1e-11).
 cdef double ROOT_TOL = 1e-11
-# Lanczos stops once the Gauss quadrature remainder bounds the error of log(ẑᵀe^Lẑ) by this.
-cdef double KRYLOV_TOL = 1e-13
-cdef double LOG_KRYLOV_TOL = log(KRYLOV_TOL)
-# A relaxed projection (root_rtol > 0) is solved only until its log-residual g falls to
-# root_rtol·|g(0)|, so its Lanczos run may stop once the error of g is bounded by a tenth
-# of that: far from the fixed point a visit needs fewer steps; near it |g(0)| and the
-# tolerance shrink together, so the fixed point stays exact (as for the relaxed roots).
-cdef double KRYLOV_FORCING = 0.1
 
 
 cdef struct Target:
@@ -189,49 +168,48 @@ cdef double _step(Work* wk, const double* Q, Target* tg, double g0, double tnu, 
     return _root(wk, Q, wk.zhat, tg, tnu, gnu, dgnu, True, tnu, 0.0)
 
 
-cdef bint _project(Work* wk, const double* Q, double nw, Py_ssize_t c,
-                   const double* direction, double* target, const double* slack,
-                   double* dual, bint relative, double root_rtol, double* t,
-                   Py_ssize_t* n_violated, Py_ssize_t* n_projections) noexcept nogil:
+cdef bint _project(Work* wk, const double* Q, double nw, Py_ssize_t c, _Sweep* sweep,
+                   double* t) noexcept nogil:
     """Visit constraint c, seen from ``w`` (in ``wk.w``, length ``wk.n``, ‖w‖ = nw) in the
     eigenbasis of the logarithm diag(Q).
 
     Projects when the constraint is violated or its dual is positive: ``t`` gets the step
     of ``log X ← log X + t ẑẑᵀ``, the dual and the slacked target are updated, and wk ends
-    decomposed at t. Counts the constraint in ``n_violated`` if it is violated and in
-    ``n_projections`` if it was projected, and returns whether it was; a root finder
-    breakdown leaves the constraint alone.
+    decomposed at t. Counts the constraint in ``sweep.n_violated`` if it is violated and
+    in ``sweep.n_projections`` if it was projected, and returns whether it was; a root
+    finder breakdown leaves the constraint alone.
     """
     cdef double lphi, dlphi, ltr, ratio, qz = 0.0, g0
     cdef bint violated, clipped
     cdef Py_ssize_t kk
     cdef Target tg
-    tg.relative = relative
+    tg.relative = sweep.relative
     _unit_spectrum(wk, Q, nw)
     for kk in range(wk.m):
         qz += wk.lam[kk] * wk.wt[kk]
     _moments(wk, &lphi, &dlphi, &ltr, &ratio, Q, False)
-    tg.kappa = slack[c] / (nw * nw)
+    tg.kappa = sweep.slack[c] / (nw * nw)
     tg.slope_max = 1.0 + tg.kappa
-    tg.L = log(target[c]) - 2.0 * log(nw)
-    g0 = (lphi - ltr - tg.L) if relative else (lphi - tg.L)
-    tg.tol = max(ROOT_TOL, root_rtol * fabs(g0))
-    violated = direction[c] * g0 > 0.0
+    tg.L = log(sweep.target[c]) - 2.0 * log(nw)
+    g0 = (lphi - ltr - tg.L) if sweep.relative else (lphi - tg.L)
+    tg.tol = max(ROOT_TOL, sweep.root_rtol * fabs(g0))
+    violated = sweep.direction[c] * g0 > 0.0
     if violated:
-        n_violated[0] += 1
-    elif not dual[c] > 0.0:
+        sweep.n_violated += 1
+    elif not sweep.dual[c] > 0.0:
         return False
     if g0 == 0.0:
         return False
     wk.roots_valid = False
-    t[0] = _step(wk, Q, &tg, g0, direction[c] * dual[c] * nw * nw, violated, qz, &clipped)
+    t[0] = _step(wk, Q, &tg, g0, sweep.direction[c] * sweep.dual[c] * nw * nw, violated, qz,
+                 &clipped)
     if not (fabs(t[0]) < INFINITY):
         wk.roots_valid = False
         return False  # the root finder broke down: leave this constraint alone
-    dual[c] = 0.0 if clipped else dual[c] - direction[c] * t[0] / (nw * nw)
+    sweep.dual[c] = 0.0 if clipped else sweep.dual[c] - sweep.direction[c] * t[0] / (nw * nw)
     if tg.kappa > 0.0:
-        target[c] = target[c] * exp(-tg.kappa * t[0])
-    n_projections[0] += 1
+        sweep.target[c] = sweep.target[c] * exp(-tg.kappa * t[0])
+    sweep.n_projections += 1
     return True
 
 
@@ -294,7 +272,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
     Returns the number of constraints violated when visited.
     """
     cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0]
-    cdef Py_ssize_t tt, c, kk, n_violated = 0, n_projections = 0, n_rotated = 0
+    cdef Py_ssize_t tt, c, kk, n_rotated = 0
     cdef int ni = <int> n, one = 1
     cdef double nw, t
     _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters)
@@ -302,6 +280,8 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
         raise ValueError("relative bounds take no slack")
     if n == 0 or m == 0:
         return 0
+    cdef _Sweep sweep = _Sweep(&direction[0], &target[0], &slack[0], &dual[0], relative,
+                               root_rtol, 0, 0)
     cdef _Workspace ws = _Workspace(n)
     cdef Work* wk = &ws.w
     cdef double* Wc = &W[0, 0]
@@ -318,8 +298,7 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
             # A pair with no length under the current metric carries no information.
             if not (0.0 < nw < INFINITY):
                 continue
-            if not _project(wk, &Q[0], nw, c, &direction[0], &target[0], &slack[0],
-                            &dual[0], relative, root_rtol, &t, &n_violated, &n_projections):
+            if not _project(wk, &Q[0], nw, c, &sweep, &t):
                 continue
             _apply(wk, &Q[0], Wc, Wn)
             n_rotated += wk.k
@@ -332,172 +311,5 @@ def von_neumann_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
                 Q[n - 1] = 0.0
         if Wc != &W[0, 0]:
             memcpy(&W[0, 0], Wc, n * n * sizeof(double))
-    _count(counters, n_projections, wk, n_rotated)
-    return n_violated
-
-
-cdef double _log_ritz_quadratic(Py_ssize_t m, const double* alpha, const double* beta,
-                                double* theta, double* first, double* scratch) noexcept nogil:
-    """log(e₁ᵀ e^T e₁) of the m × m Lanczos matrix T (diagonal alpha, subdiagonal beta).
-
-    Its eigenvalues go to theta, ascending, and the first components of their
-    eigenvectors to first; ``scratch`` holds m entries. NaN if the QL iteration fails.
-    """
-    cdef Py_ssize_t k, i
-    cdef double top, total = 0.0, value, component
-    memcpy(theta, alpha, m * sizeof(double))
-    memcpy(scratch, beta, m * sizeof(double))
-    if psdmetric_tridiagonal_first_row(m, theta, scratch, first) != 0:
-        return NAN
-    for k in range(1, m):  # insertion sort, eigenvalues with their components
-        value = theta[k]
-        component = first[k]
-        i = k
-        while i > 0 and theta[i - 1] > value:
-            theta[i] = theta[i - 1]
-            first[i] = first[i - 1]
-            i -= 1
-        theta[i] = value
-        first[i] = component
-    top = theta[m - 1]
-    for k in range(m):
-        total += first[k] * first[k] * exp(theta[k] - top)
-    return top + log(total)
-
-
-def von_neumann_krylov_sweep(const double[:, ::1] F, const Py_ssize_t[:, ::1] pairs,
-                             const double[::1] direction, double[::1] target,
-                             const double[::1] slack, double[::1] dual, double[::1] Q,
-                             double[::1, :] W, const Py_ssize_t[::1] order, *,
-                             double root_rtol=0.0, Py_ssize_t[::1] counters=None):
-    """One cycle of :func:`von_neumann_sweep` (``relative=False``) without eigenbasis.
-
-    Same arguments, constraints and results up to rounding: the cycle starts from
-    ``L = W diag(Q) Wᵀ`` and ends by writing L's eigendecomposition back to ``Q`` and
-    ``W``. In between, each visit runs Lanczos on L from ``ẑ = z/‖z‖``, with full
-    reorthogonalisation, until the Gauss quadrature remainder bounds the error of
-    ``log(ẑᵀ e^L ẑ)`` by ``KRYLOV_TOL``, or by ``KRYLOV_FORCING · root_rtol · |g(0)|``
-    when the projection is relaxed, g its log-residual; with the
-    Lanczos matrix ``T = Y diag(θ) Yᵀ`` of m steps, ``ẑᵀ e^{L + tẑẑᵀ} ẑ`` is
-    ``e₁ᵀ e^{T + t e₁e₁ᵀ} e₁`` (both matrices share the Krylov space), so the projection is
-    the one of :func:`von_neumann_sweep` on ``diag(θ)`` seen from ``‖z‖ Yᵀe₁``, and the
-    update is ``L ← L + t ẑẑᵀ``, applied in one pass with the next visit's first product. A
-    visit costs about 2mr² flops (m ≈ 13 on MNIST at r = 100 with exact roots, fewer with
-    relaxed ones) against the r³ rotation of the
-    eigenbasis.
-
-    ``counters`` (optional, intp, length ≥ 3): projections, root-finder evaluations,
-    secular passes and, if there is a fourth entry, Lanczos steps.
-
-    Returns the number of constraints violated when visited.
-    """
-    cdef Py_ssize_t n = Q.shape[0], m = pairs.shape[0]
-    cdef Py_ssize_t tt, c, kk, j, steps, estimated, n_violated = 0, n_projections = 0
-    cdef Py_ssize_t n_lanczos = 0, first_check = 1
-    cdef int ni = <int> n, one = 1
-    cdef double nv, t, b, scale, estimate = 0.0, log_bound
-    cdef double log_moment, log_factorial, top_bound
-    _check_sweep(F, pairs, direction, target, slack, dual, Q, W, order, counters)
-    if n == 0 or m == 0:
-        return 0
-    L_array = np.asfortranarray((np.asarray(W) * np.asarray(Q)) @ np.asarray(W).T)
-    cdef double[::1, :] L = L_array
-    cdef double[::1, :] basis = np.empty((n, n + 1), order="F")
-    cdef double[::1] alpha = np.empty(n)
-    cdef double[::1] beta = np.empty(n)
-    cdef double[::1] theta = np.empty(n)
-    cdef double[::1] first = np.empty(n)
-    cdef double[::1] scratch = np.empty(n)
-    cdef double[::1] coefficients = np.empty(n)
-    cdef double[::1] residual = np.empty(n)
-    cdef double[::1] pending = np.empty(n)
-    cdef double pending_step = 0.0
-    cdef _Workspace ws = _Workspace(n)
-    cdef Work* wk = &ws.w
-    with nogil:
-        for tt in range(order.shape[0]):
-            c = order[tt]
-            for kk in range(n):
-                basis[kk, 0] = F[pairs[c, 0], kk] - F[pairs[c, 1], kk]
-            nv = dnrm2(&ni, &basis[0, 0], &one)
-            # A pair with no length carries no information.
-            if not (0.0 < nv < INFINITY):
-                continue
-            b = 1.0 / nv
-            dscal(&ni, &b, &basis[0, 0], &one)
-            log_bound = log(target[c]) - 2.0 * log(nv)  # g = log(ẑᵀe^Lẑ) − log_bound
-            scale = 0.0
-            steps = 0
-            estimated = 0
-            log_moment = 0.0
-            log_factorial = 0.0
-            top_bound = -INFINITY
-            for j in range(n):
-                # residual ← L q_j, made orthogonal to q_0 … q_j: one full pass keeps the
-                # few-dozen-vector bases orthogonal to rounding (a second pass changed
-                # fits by 1e-14 and cost 7 %).
-                if j == 0 and pending_step != 0.0:
-                    psdmetric_rank_one_product(n, pending_step, &pending[0], &L[0, 0],
-                                               &basis[0, 0], &residual[0])
-                    pending_step = 0.0
-                else:
-                    psdmetric_symmetric_product(n, &L[0, 0], &basis[0, j], &residual[0])
-                alpha[j] = psdmetric_orthogonalise(n, j + 1, &basis[0, 0], &residual[0],
-                                                   &coefficients[0])
-                steps = j + 1
-                # Not dnrm2: its overflow-safe scaling costs more than the product; the
-                # residual is of the order of ‖L‖.
-                b = sqrt(ddot(&ni, &residual[0], &one, &residual[0], &one))
-                beta[j] = b
-                # Gershgorin: no eigenvalue of T (nor, in practice, of L) lies above.
-                top_bound = max(top_bound, alpha[j] + (beta[j - 1] if j > 0 else 0.0) + b)
-                scale = max(scale, fabs(alpha[j]), b)
-                # The space is invariant (or full): the estimate is exact.
-                if steps == n or not b > 1e-12 * scale:
-                    break
-                # The Gauss quadrature remainder (Golub & Meurant, 2010): the m-step
-                # estimate falls short of ẑᵀe^Lẑ by e^η β₀²…β_{m-1}²/(2m)!, η ≤ λmax(L).
-                log_moment += 2.0 * log(b)
-                log_factorial += log(2.0 * steps * (2.0 * steps - 1.0))
-                # Each check is an m × m tridiagonal eigenproblem, so checks start at the
-                # step where the last visit stopped (consecutive visits need about as
-                # many), or earlier once the bound meets KRYLOV_TOL with Gershgorin's
-                # λmax and Jensen's ẑᵀe^Lẑ ≥ e^{α₀}.
-                if steps >= first_check or (top_bound - alpha[0] + log_moment
-                                            - log_factorial <= LOG_KRYLOV_TOL):
-                    estimate = _log_ritz_quadratic(steps, &alpha[0], &beta[0], &theta[0],
-                                                   &first[0], &scratch[0])
-                    estimated = steps
-                    # The bound relative to the estimate, λmax taken as the top Ritz value.
-                    if theta[steps - 1] - estimate + log_moment - log_factorial <= log(max(
-                            KRYLOV_TOL * max(1.0, fabs(estimate)),
-                            KRYLOV_FORCING * root_rtol * fabs(estimate - log_bound))):
-                        break
-                b = 1.0 / b
-                for kk in range(n):
-                    basis[kk, j + 1] = residual[kk] * b
-            first_check = steps
-            n_lanczos += steps
-            if estimated != steps:
-                estimate = _log_ritz_quadratic(steps, &alpha[0], &beta[0], &theta[0],
-                                               &first[0], &scratch[0])
-            if not (fabs(estimate) < INFINITY):
-                continue  # the QL iteration failed: leave this constraint alone
-            # z = ‖z‖ q₀ = ‖z‖ Σ_k Y[0, k] y_k: its coordinates in the Ritz basis.
-            wk.n = steps
-            for kk in range(steps):
-                wk.w[kk] = nv * first[kk]
-            if not _project(wk, &theta[0], nv, c, &direction[0], &target[0], &slack[0],
-                            &dual[0], False, root_rtol, &t, &n_violated, &n_projections):
-                continue
-            # L ← L + t ẑẑᵀ, deferred to the next visit's first product.
-            pending_step = t
-            memcpy(&pending[0], &basis[0, 0], n * sizeof(double))
-        if pending_step != 0.0:
-            psdmetric_symmetric_rank_one(n, pending_step, &pending[0], &L[0, 0])
-    # Q ascending and W orthonormal again, for the screen and the next cycle.
-    values, eigenvectors = np.linalg.eigh(L_array)
-    np.asarray(Q)[:] = values
-    np.asarray(W)[:] = eigenvectors
-    _count(counters, n_projections, wk, n_lanczos)
-    return n_violated
+    _count(counters, sweep.n_projections, wk, n_rotated)
+    return sweep.n_violated

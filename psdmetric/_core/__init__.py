@@ -13,16 +13,18 @@ from ._constraints import (
     TripletConstraints,
     check_bounds,
     check_indices,
-    distance_targets_from_labels,
-    pairs_from_labels,
-    squared_distance_bounds,
-    triplets_from_labels,
 )
 from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violations
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._factor_kernels import cholupdatemult, pair_squared_distances
+from ._sampling import (
+    distance_targets_from_labels,
+    pairs_from_labels,
+    squared_distance_bounds,
+    triplets_from_labels,
+)
 from ._threads import one_blas_thread, threadpool_controller
 
 __all__ = [

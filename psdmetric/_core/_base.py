@@ -14,6 +14,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._constraints import DistanceTargets, PairConstraints, TripletConstraints, check_indices
+from ._guards import AtomicFit, check_scale, warn_if_out_of_core
 
 _CONSTRAINT_TYPES = {
     "pairs": PairConstraints,
@@ -39,7 +40,8 @@ def _learned_distance(u, v, components):
     return np.sqrt(difference @ difference)
 
 
-class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                       BaseEstimator):
     """Base class of the metric learners: transform, distances and fit plumbing.
 
     Everything a fitted learner offers derives from ``components_`` (``L``): the
@@ -49,6 +51,10 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     ``"targets"`` or ``"triplets"`` (the constraint type they take), have the
     parameters that type's ``from_labels`` reads (its ``label_parameters``), and fit
     ``components_``, ``n_iter_`` and ``n_features_in_``.
+
+    Fitting is all-or-nothing (``AtomicFit``): after a failed or interrupted ``fit``
+    the learner keeps its previous model. Learners compute in float64; ``transform``
+    returns float32 for float32 input.
 
     Attributes
     ----------
@@ -90,11 +96,13 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_components)
-            Euclidean distances between rows of ``X_new`` are the learned distances.
+            Euclidean distances between rows of ``X_new`` are the learned distances;
+            float32 for float32 ``X`` (computed in float64), float64 otherwise.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        return X @ self.components_.T
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return (X.astype(np.float64, copy=False) @ self.components_.T).astype(X.dtype,
+                                                                               copy=False)
 
     def get_mahalanobis_matrix(self):
         """Return the learned PSD matrix ``M = LᵀL`` of shape (n_features, n_features).
@@ -152,7 +160,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         """Validate ``fit`` input; return ``X`` and constraints of the learner's kind.
 
         Class labels ``y`` are turned into constraints here, through the generators
-        of :mod:`psdmetric._core._constraints`, so every learner reads labels the same way.
+        of :mod:`psdmetric._core._sampling`, so every learner reads labels the same way.
         ``reset=False`` (later ``partial_fit`` calls) checks X against the features
         seen first. ``chunk=True`` (``partial_fit``) accepts labels of a single class,
         which a chunk of a stream may hold; a whole training set may not.
@@ -161,6 +169,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         name = type(self).__name__
         # Pairs or triplets of points given as samples, or index pairs with pair labels
         # (metric-learn's layouts) would otherwise fail obscurely or fit the wrong data.
+        warn_if_out_of_core(X, name)
         given = np.asarray(X) if isinstance(X, (list, tuple)) else X
         shape, dtype = getattr(given, "shape", ()), getattr(given, "dtype", None)
         kind = {2: "pairs", 3: "triplets"}.get(shape[1] if len(shape) == 3 else 0)
@@ -177,7 +186,9 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                     f"{name} requires y to be passed, but the target y is None. "
                     f"Pass class labels y, or constraints={expected.__name__}(...)."
                 )
-            X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset)
+            X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset,
+                                 dtype=np.float64)
+            check_scale(X, name)
             check_classification_targets(y)
             if not chunk and len(np.unique(y)) < 2:
                 raise ValueError(
@@ -202,7 +213,8 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
                 f"{name} takes constraints={expected.__name__}(...); "
                 f"got {type(constraints).__name__}."
             )
-        X = validate_data(self, X, ensure_min_samples=2, reset=reset)
+        X = validate_data(self, X, ensure_min_samples=2, reset=reset, dtype=np.float64)
+        check_scale(X, name)
         check_indices(constraints, X.shape[0])
         return X, constraints
 
@@ -218,6 +230,7 @@ class MahalanobisMixin(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
 
@@ -247,6 +260,7 @@ class PairClassifierMixin:
         -------
         scores : ndarray of shape (n_pairs,)
         """
+        check_is_fitted(self)
         return self.threshold_ - self.pair_distance(pairs, squared=True)
 
     def pair_predict(self, pairs):

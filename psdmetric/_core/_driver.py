@@ -7,7 +7,8 @@ converged, until it fails, or ``max_iter`` times, and owns everything around the
 rounds, so that every learner behaves the same:
 
 - the ``verbose`` table: a title ``[name]``, a header, one row per round (the round's
-  ``row`` under the learner's ``columns``, and its time);
+  ``row`` under the learner's ``columns``, its time and the time since the first round
+  began), printed as each round ends;
 - the ``ConvergenceWarning`` when ``max_iter`` rounds did not converge, or when a round
   reports a ``failure`` (e.g. constraints proved infeasible);
 - the count of complete rounds it returns, which the learner stores as ``n_iter_``;
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-_TIME_COLUMN = f"{'time (s)':>10}"
+_TIME_COLUMNS = f"{'time (s)':>10} {'elapsed (s)':>11}"
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,9 @@ def iterate(one_round, checkpoint, *, max_iter, verbose, name, unit, columns):
     """
     if verbose:
         header = f"{unit:>8} " + " ".join(f"{title:>14}" for title, _ in columns)
-        header += f" {_TIME_COLUMN}"
+        header += f" {_TIME_COLUMNS}"
         print(f"[{name}]\n{header}\n" + "-" * len(header))
+    begin = time.perf_counter()
     try:
         for n_iter in range(1, max_iter + 1):
             start = time.perf_counter()
@@ -95,7 +97,9 @@ def iterate(one_round, checkpoint, *, max_iter, verbose, name, unit, columns):
             if verbose:
                 values = " ".join(f"{value:{spec}}".rjust(14)
                                   for (_, spec), value in zip(columns, result.row))
-                print(f"{n_iter:>8d} {values} {time.perf_counter() - start:>10.3f}")
+                now = time.perf_counter()
+                print(f"{n_iter:>8d} {values} {now - start:>10.3f} {now - begin:>11.3f}",
+                      flush=True)
             if result.failure is not None:
                 warnings.warn(f"{name}: {result.failure}", ConvergenceWarning)
                 return n_iter
@@ -158,17 +162,20 @@ class EstimatorCheckpoint:
     propagates if there is none yet); an interrupt anywhere else in the context puts
     the estimator back as it was on entry and propagates, so ``partial_fit`` and a
     ``fit`` interrupted before its first complete round leave no trace.
+    ``rollback_on`` widens what puts the entry state back (``AtomicFit`` passes
+    ``BaseException``: any failed fit).
     """
 
-    def __init__(self, estimator):
+    def __init__(self, estimator, rollback_on=KeyboardInterrupt):
         self.estimator = estimator
+        self.rollback_on = rollback_on
 
     def __enter__(self):
         self._entry, self._saved = self._copy(), None
         return self
 
     def __exit__(self, kind, error, traceback):
-        if kind is not None and issubclass(kind, KeyboardInterrupt):
+        if kind is not None and issubclass(kind, self.rollback_on):
             self._put_back(self._entry)
         return False
 

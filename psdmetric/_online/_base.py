@@ -1,7 +1,7 @@
 """The online API shared by the online learners (MEG, Burg, POLA).
 
 ``partial_fit(X, y)`` learns from one chunk: labelled chunks become constraints among
-the chunk's own rows (through :mod:`psdmetric._core._constraints`, as in ``fit``), explicit
+the chunk's own rows (through :mod:`psdmetric._core._sampling`, as in ``fit``), explicit
 constraints index the chunk's rows. Labels are only compared within a chunk, so there
 is no fixed set of classes: a chunk may hold classes no earlier chunk had (their pairs
 are drawn like any others), and the same label in two chunks ties nothing together.
@@ -35,7 +35,7 @@ from sklearn.utils import check_random_state
 from .._core import EstimatorCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
 
 
-class OnlineMixin(MahalanobisMixin):
+class _BaseOnline(MahalanobisMixin):
     """Base class of the online learners: ``partial_fit`` and multi-pass ``fit``."""
 
     # The verbose table's title of what ``_one_pass`` returns.

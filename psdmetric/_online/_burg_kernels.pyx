@@ -97,7 +97,7 @@ def burg_vector_pass(const double[:, ::1] X, const double[::1] y, double[::1] w,
 def burg_matrix_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                      const double[::1] targets, const double[::1] sides,
                      double[::1, :] F, double[::1, :] G,
-                     double eta, double scale, double[::1] predictions,
+                     double eta, double scale, *, double[::1] predictions,
                      double[::1] relative_targets, double[::1] rates):
     """One pass of the matrix Burg algorithm (Jain et al., 2007, Alg. 2) over rank-one examples.
 

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import DistanceTargets, oriented_columns
-from ._base import OnlineMixin, target_sides
+from ._base import _BaseOnline, target_sides
 from ._meg_kernels import meg_pass
 
 # Random pairs from labels by default: 40 n_classes² as in ITML, at most this many per
@@ -22,7 +22,7 @@ from ._meg_kernels import meg_pass
 _MAX_PAIRS_PER_SAMPLE = 10
 
 
-class MEG(OnlineMixin):
+class MEG(_BaseOnline):
     """Online metric learning by Matrix Exponentiated Gradient updates.
 
     Learns a trace-one ``W ≻ 0`` from pairs with target squared distances, one pair

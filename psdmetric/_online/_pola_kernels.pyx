@@ -137,16 +137,25 @@ cdef double _negative_eigenpair(const double* A, Py_ssize_t m, Py_ssize_t lda,
     return eigenvalue * scale
 
 
+cdef struct _Scratch:
+    # Work arrays of the PSD projection (m, m and m² entries) and its count of projections
+    # that removed a negative eigenvalue.
+    double* u
+    double* work
+    double* factor
+    Py_ssize_t projections
+
+
 cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* v,
                          double squared_norm, double label, double gamma,
-                         double* threshold, Py_ssize_t* projections, double* u,
-                         double* work, double* factor) noexcept nogil:
+                         double* threshold, _Scratch* scratch) noexcept nogil:
     """One POLA round (Shalev-Shwartz et al., 2004, Fig. 1; eq. 12 with γ > 0) on the lower triangle of A.
 
     ``v`` holds the coordinates of ``x − x'`` and ``squared_norm`` its squared length,
     which sets the step α. They differ only in the kernel form, by a residual too small
     to add a basis vector for. Counts projections onto the PSD cone that removed a
-    negative eigenvalue in ``projections``. Returns the hinge loss before the update.
+    negative eigenvalue in ``scratch.projections``. Returns the hinge loss before the
+    update.
     """
     cdef double distance = _lower_quadratic_form(A, m, lda, v)
     cdef double loss = label * (distance - threshold[0]) + 1.0
@@ -170,11 +179,11 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
     eigenvalue = _negative_eigenpair(
         A, m, lda, v, alpha,
         (distance - alpha * coordinate_norm * coordinate_norm) / coordinate_norm,
-        u, work, factor)
+        scratch.u, scratch.work, scratch.factor)
     _lower_rank_one(A, m, lda, -alpha, v)
     if eigenvalue < 0.0:
-        _lower_rank_one(A, m, lda, -eigenvalue, u)
-        projections[0] = projections[0] + 1
+        _lower_rank_one(A, m, lda, -eigenvalue, scratch.u)
+        scratch.projections = scratch.projections + 1
     return loss
 
 
@@ -189,7 +198,7 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     an eigenvalue. Returns the new threshold b.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
-    cdef Py_ssize_t t, k, projections = 0
+    cdef Py_ssize_t t, k
     cdef double squared_norm
     if (A.shape[0] != d or A.shape[1] != d or labels.shape[0] != n_pairs
             or losses.shape[0] != n_pairs):
@@ -202,6 +211,7 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     cdef double[::1] u = np.empty(d)
     cdef double[::1] work = np.empty(d)
     cdef double[::1] factor = np.empty(d * d)
+    cdef _Scratch scratch = _Scratch(&u[0], &work[0], &factor[0], 0)
     with nogil:
         for t in range(n_pairs):
             squared_norm = 0.0
@@ -209,10 +219,9 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                 v[k] = X[pairs[t, 0], k] - X[pairs[t, 1], k]
                 squared_norm = squared_norm + v[k] * v[k]
             losses[t] = _pola_update(&A[0, 0], d, d, &v[0], squared_norm, labels[t],
-                                     gamma, &threshold, &projections, &u[0], &work[0],
-                                     &factor[0])
+                                     gamma, &threshold, &scratch)
     if counters is not None:
-        counters[0] += projections
+        counters[0] += scratch.projections
     return threshold
 
 
@@ -267,7 +276,7 @@ cdef void _complete_coordinates(double[:, ::1] coordinates, Py_ssize_t[::1] know
 def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                       const Py_ssize_t[:, ::1] pairs, const double[::1] labels,
                       double[::1, :] coefficients, double[::1, :] M, Py_ssize_t rank,
-                      double threshold, double gamma, double tolerance,
+                      double threshold, double gamma, *, double tolerance,
                       double initial_scale, double[::1] losses,
                       Py_ssize_t[::1] new_stored, double[:, ::1] coordinates,
                       double[::1] lengths, bint can_grow):
@@ -301,7 +310,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     cdef Py_ssize_t capacity = coefficients.shape[1]
     # Room for the basis vectors (and their stored points) the pairs may add.
     cdef Py_ssize_t growth = n_pairs if can_grow else 0
-    cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored, projections = 0
+    cdef Py_ssize_t t, j, k, a, b, n_new = 0, first_new = n_stored
     cdef double squared_norm, residual, distance, scale
     cdef bint grows
     if ((can_grow and (gram.shape[0] != n_stored + n_points or gram.shape[1] != n_points))
@@ -322,6 +331,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     cdef double[::1] u = np.empty(capacity)
     cdef double[::1] work = np.empty(capacity)
     cdef double[::1] factor = np.empty(capacity * capacity)
+    cdef _Scratch scratch = _Scratch(&u[0], &work[0], &factor[0], 0)
     for j in range(n_stored):
         row_of[j] = j
     with nogil:
@@ -363,5 +373,5 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                 n_stored = n_stored + 2
                 rank = rank + 1
             losses[t] = _pola_update(&M[0, 0], rank, lda, &c[0], scale, labels[t], gamma,
-                                     &threshold, &projections, &u[0], &work[0], &factor[0])
+                                     &threshold, &scratch)
     return n_stored, rank, threshold, n_new
