@@ -177,10 +177,10 @@ def fit_timed(model, X, y):
 
 
 def mnist(X_train, X_test, y_train, y_test, n_constraints, gammas, folds):
-    euclidean = one_nn_error(X_train, y_train, X_test, y_test)
+    euclidean = knn_error(X_train, y_train, X_test, y_test, 1)
     splits = list(StratifiedKFold(folds, shuffle=True, random_state=1).split(X_train, y_train))
     euclidean_cv = float(np.mean([
-        one_nn_error(X_train[fit], y_train[fit], X_train[held], y_train[held])
+        knn_error(X_train[fit], y_train[fit], X_train[held], y_train[held], 1)
         for fit, held in splits]))
     selection = []
     for gamma in gammas:
@@ -189,9 +189,9 @@ def mnist(X_train, X_test, y_train, y_test, n_constraints, gammas, folds):
             model = VonNeumann(gamma=gamma, n_neighbors=None, n_constraints=n_constraints,
                                tol=MNIST_TOL, random_state=0)
             watch, done = fit_timed(model, X_train[fit_index], y_train[fit_index])
-            errors.append(one_nn_error(
+            errors.append(knn_error(
                 model.transform(X_train[fit_index]), y_train[fit_index],
-                model.transform(X_train[validation_index]), y_train[validation_index]))
+                model.transform(X_train[validation_index]), y_train[validation_index], 1))
             walls.append(watch.wall)
             cycles.append(model.n_iter_)
             converged.append(done)
@@ -210,7 +210,8 @@ def mnist(X_train, X_test, y_train, y_test, n_constraints, gammas, folds):
         model = VonNeumann(gamma=gamma, n_neighbors=None, n_constraints=n_constraints,
                            tol=MNIST_TOL, random_state=0)
         watch, converged = fit_timed(model, X_train, y_train)
-        error = one_nn_error(model.transform(X_train), y_train, model.transform(X_test), y_test)
+        error = knn_error(model.transform(X_train), y_train, model.transform(X_test), y_test,
+                          1)
         # LogDet on the same pairs, bounds, γ and tol: the total-time reference.
         logdet = LogDet(gamma=gamma, n_neighbors=None, n_constraints=n_constraints,
                         tol=MNIST_TOL, random_state=0)
