@@ -71,8 +71,8 @@ from _reporting import (Stopwatch, finish_machine, jsonable, knn_error, machine,
                         read_json, write_json)
 
 # What scripts take from here: the cases, the runner, and the shared helpers.
-__all__ = ["ANCHORS", "Case", "knn_error", "main", "read_json", "run_anchor", "run_cases",
-           "write_json"]
+__all__ = ["ANCHORS", "Case", "knn_error", "main", "parse", "read_json", "run_anchor",
+           "run_cases", "write_json"]
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 QUICK_OUT = Path(tempfile.gettempdir()) / "psdmetric-bench-quick"
@@ -231,8 +231,11 @@ def write_page(out, name, results, render):
     return page
 
 
-def parse(description, argv, add_arguments):
-    """The harness's options and the script's own."""
+def parse(description, argv=None, add_arguments=None, *, cases=False):
+    """``--quick``, ``--out`` and the script's own options; with ``cases``, the runner's.
+
+    ``args.out`` is the output directory (a scratch one under ``--quick``).
+    """
     parser = argparse.ArgumentParser(description=description)
     if add_arguments is not None:
         add_arguments(parser)
@@ -240,6 +243,15 @@ def parse(description, argv, add_arguments):
                         help="smoke run: the cases' quick parameters, into a scratch directory")
     parser.add_argument("--out", type=Path, default=None,
                         help=f"output directory (default {DOCS}, or {QUICK_OUT} with --quick)")
+    if cases:
+        add_runner_arguments(parser)
+    args = parser.parse_args(argv)
+    args.out = args.out or (QUICK_OUT if args.quick else DOCS)
+    return args
+
+
+def add_runner_arguments(parser):
+    """What every script of cases takes: render only, rerun some, budgets."""
     parser.add_argument("--render-only", action="store_true",
                         help="re-render the page from the JSON in the output directory")
     parser.add_argument("--only", nargs="+", metavar="CASE",
@@ -247,14 +259,10 @@ def parse(description, argv, add_arguments):
     if not any(action.dest == "budget" for action in parser._actions):
         parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET, metavar="SECONDS",
                             help="time budget of a kfold_knn or fit_time case")
-    if not any(action.dest == "cached_references" for action in parser._actions):
-        parser.add_argument("--cached-references", action="store_true",
-                            help="fit no metric-learn / scikit-learn learner: use the folds "
-                                 "in the anchor cache")
+    parser.add_argument("--cached-references", action="store_true",
+                        help="fit no metric-learn / scikit-learn learner: use the folds "
+                             "in the anchor cache")
     parser.set_defaults(n_folds=None)
-    args = parser.parse_args(argv)
-    args.out = args.out or (QUICK_OUT if args.quick else DOCS)
-    return args
 
 
 def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
@@ -279,7 +287,7 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parse(description or sys.modules["__main__"].__doc__.splitlines()[0], argv,
-                 add_arguments)
+                 add_arguments, cases=True)
     name = name(args) if callable(name) else name
     page_module = renderer(render or name)
     if args.render_only:

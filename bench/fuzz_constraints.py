@@ -19,7 +19,8 @@ from hypothesis.extra import numpy as hnp
 from sklearn.exceptions import ConvergenceWarning
 
 import psdmetric
-from _reporting import Stopwatch, parse_arguments, write_json
+from _harness import parse, write_json
+from _reporting import Stopwatch
 from psdmetric import DistanceTargets, PairConstraints, TripletConstraints
 
 ARGUMENT_NAMES = ("pairs", "labels", "bounds", "distances", "triplets", "constraints",
@@ -92,7 +93,7 @@ def record_rejection(exc, counter):
 
 
 def main(argv=None):
-    args, out = parse_arguments(
+    args = parse(
         __doc__.splitlines()[0], argv, lambda parser: parser.add_argument(
             "--examples", type=int, default=None, help="default 10,000 (1,000 with --quick)"))
     examples = args.examples or (1_000 if args.quick else 10_000)
@@ -137,7 +138,7 @@ def main(argv=None):
         "seconds": round(watch.wall, 1),
     }
     print(json.dumps(result, indent=2))
-    write_json(out, "fuzz_constraints", result)
+    write_json(args.out / "fuzz_constraints.json", result)
     return 1 if outcomes["crashes"] else 0
 
 

@@ -15,7 +15,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from _reporting import Stopwatch, parse_arguments, write_json
+from _harness import parse, write_json
+from _reporting import Stopwatch
 from psdmetric import LogDet, pairs_from_labels
 
 
@@ -27,7 +28,7 @@ def add_arguments(parser):
 
 
 def main(argv=None):
-    args, out = parse_arguments(__doc__.splitlines()[0], argv, add_arguments)
+    args = parse(__doc__.splitlines()[0], argv, add_arguments)
     shrink = 10 if args.quick else 1
     rng = np.random.RandomState(0)
     n = args.samples or 100_000 // shrink
@@ -57,7 +58,7 @@ def main(argv=None):
     results["constraints_by_d_by_d_bytes"] = 8 * m * d * d
     results["within_budget"] = max(results["pairs_peak_bytes"], results["fit_peak_bytes"]) <= budget
     print(json.dumps(results, indent=2))
-    write_json(out, "memory_constraints", results)
+    write_json(args.out / "memory_constraints.json", results)
     return 0 if results["within_budget"] else 1
 
 

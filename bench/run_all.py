@@ -10,8 +10,8 @@ the exit code is non-zero if any failed.
     python bench/run_all.py --quick            # smoke run of the scripts that take --quick
     python bench/run_all.py --only bench_suite bench_scaling
 
-With ``--quick``, scripts that accept ``--quick`` get it (the suite, scaling and seed
-scripts then write to a scratch directory, not docs/); scripts without a quick mode are
+With ``--quick``, scripts that accept ``--quick`` get it (every script then writes to a
+scratch directory, not docs/); scripts without a quick mode are
 skipped and listed. metric-learn's venv (``.bench-venv/``) is created on first use.
 """
 
@@ -37,9 +37,9 @@ def discover():
 
 
 def has_quick_mode(path):
-    """Whether the script takes ``--quick`` (its own option, or the shared parser's)."""
+    """Whether the script takes ``--quick`` (its own option, or the harness's)."""
     source = path.read_text()
-    return "--quick" in source or "parse_arguments(" in source
+    return "--quick" in source or "_harness" in source
 
 
 def main(argv=None):
