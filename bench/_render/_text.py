@@ -2,6 +2,8 @@
 
 import math
 
+import numpy as np
+
 
 def machine_line(info):
     """One markdown sentence describing the machine and how busy it was."""
@@ -56,3 +58,14 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def paired_bars(ax, names, series, ylabel):
+    """Two bar series side by side at each of ``names``: ``series`` is two
+    ``(label, heights)``."""
+    position = np.arange(len(names))
+    for offset, (label, heights) in zip((-0.2, 0.2), series):
+        ax.bar(position + offset, heights, 0.4, label=label)
+    ax.set_xticks(position, names)
+    ax.set_ylabel(ylabel)
+    ax.legend()

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from _render._text import command, machine_line, pyplot
+from _render._text import command, machine_line, paired_bars, pyplot
 
 EPSILON = 0.25  # the paper's (1 ∓ ε) b bounds
 TOL = 1e-3
@@ -192,12 +192,9 @@ def figure(results):
     ours = [m["euclidean_1nn_error"]] + [r["one_nn_error"] for r in runs]
     paper = [PAPER_MNIST["euclidean_1nn_error"]] + [
         (r["paper"] or {}).get("error", np.nan) for r in runs]
-    x = np.arange(len(labels))
-    mnist_ax.bar(x - 0.2, np.array(ours) * 100, 0.4, label="psdmetric, MNIST-5000")
-    mnist_ax.bar(x + 0.2, np.array(paper) * 100, 0.4, label="paper, full MNIST")
-    mnist_ax.set_xticks(x, labels)
-    mnist_ax.set_ylabel("1-NN test error (%)")
+    paired_bars(mnist_ax, labels, [("psdmetric, MNIST-5000", np.array(ours) * 100),
+                                   ("paper, full MNIST", np.array(paper) * 100)],
+                "1-NN test error (%)")
     mnist_ax.set_title("MNIST, 100 PCA dimensions")
-    mnist_ax.legend()
     fig.tight_layout()
     return fig

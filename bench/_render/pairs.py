@@ -1,8 +1,6 @@
 """The pair-data model selection page (``bench_pairs.py``)."""
 
-import numpy as np
-
-from _render._text import machine_line, pyplot
+from _render._text import machine_line, paired_bars, pyplot
 
 N_FOLDS = 3
 
@@ -55,15 +53,12 @@ def page(results):
 def figure(results):
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.5))
-    names = [row["name"] for row in results["datasets"]]
-    position = np.arange(len(names))
-    for offset, key, label in ((-0.2, "psdmetric", "psdmetric LogDet"),
-                               (0.2, "itml", "metric-learn ITML")):
-        ax.bar(position + offset, [row[key]["fit_seconds"] for row in results["datasets"]],
-               0.4, label=label)
-    ax.set_xticks(position, names)
+    rows = results["datasets"]
+    paired_bars(ax, [row["name"] for row in rows],
+                [(label, [row[key]["fit_seconds"] for row in rows])
+                 for key, label in (("psdmetric", "psdmetric LogDet"),
+                                    ("itml", "metric-learn ITML"))],
+                "grid-search fit time (s)")
     ax.set_yscale("log")
-    ax.set_ylabel("grid-search fit time (s)")
-    ax.legend()
     fig.tight_layout()
     return fig
