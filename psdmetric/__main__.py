@@ -1,4 +1,4 @@
-"""Command line of psdmetric: ``psdmetric demo`` (or ``python -m psdmetric demo``)."""
+"""Command line of psdmetric: ``psdmetric demo`` (or ``python -m psdmetric demo``), ``--version``."""
 
 import argparse
 import sys
@@ -68,6 +68,8 @@ def demo(learners=DEMO_LEARNERS, n_neighbors=5, n_splits=5, random_state=0, file
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="psdmetric", description=__doc__)
+    parser.add_argument("--version", action="version",
+                        version=f"psdmetric {psdmetric.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     demo_parser = commands.add_parser(
         "demo", help="k-NN on scikit-learn's digits and wine, Euclidean against learned metrics")

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 from scipy import linalg, sparse
 from sklearn.base import _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -68,8 +69,38 @@ class _BasePairBregman(MahalanobisMixin):
         X, constraints = self._validate_fit(X, y, constraints, rng)
         with one_blas_thread():
             self._fit(X, constraints, rng)
+        if np.isinf(self.gamma):
+            self._warn_unmet_bounds(X, constraints)
         self.constraints_ = constraints
         return self
+
+    def _warn_unmet_bounds(self, X, constraints):
+        """ConvergenceWarning when ``gamma=inf`` ends with a bound missed by over 5%.
+
+        Exact constraints that cannot all hold (infeasible) leave the cycles at a
+        compromise; the user asked for the bounds, so say which one is missed.
+        """
+        if constraints.bounds is not None:
+            bounds = constraints.bounds
+        else:
+            bounds = np.where(constraints.labels == 1, self.bounds_[0], self.bounds_[1])
+        difference = (X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]) @ self.components_.T
+        squared = np.einsum("ij,ij->i", difference, difference)
+        miss = constraints.labels * (squared - bounds) / bounds
+        unmet = np.flatnonzero(miss > 0.05)
+        if len(unmet) == 0:
+            return
+        worst = unmet[np.argmax(miss[unmet])]
+        first, second = constraints.pairs[worst]
+        kind, side = ("similar", ">") if constraints.labels[worst] == 1 else ("dissimilar", "<")
+        warnings.warn(
+            f"{type(self).__name__}: gamma=inf asks every bound to hold exactly, but "
+            f"{len(unmet)} of {len(bounds)} pairs miss theirs by more than 5% (worst: the "
+            f"{kind} pair of rows ({first}, {second}), squared distance {squared[worst]:.4g} "
+            f"{side} bound {bounds[worst]:.4g}): the constraints are infeasible. Use a finite "
+            "gamma to let the bounds move, or loosen the bounds.",
+            ConvergenceWarning,
+        )
 
     def _targets(self, factor, constraints, rng):
         """Per-pair bounds ξ₀ and the (u, l) they come from.
