@@ -119,7 +119,7 @@ def mnist_section(mn):
              f"{mn['n_train']} training / {mn['n_test']} test points (stratified 70/30), pairs "
              "drawn from the training labels (40c²-style, 5th/95th-percentile bounds, tol 1e-3). "
              "γ is chosen by stratified 3-fold cross-validation of the 1-NN error on the "
-             "training part (the seed cross-validates γ), then refitted on the whole training "
+             "training part (the paper cross-validates γ), then refitted on the whole training "
              "part. The standard error of a test error near 6% on "
              f"{mn['n_test']} points is about 0.6%.", "",
              "| γ | cross-validated 1-NN error | mean fit (s) | mean cycles | converged |",
@@ -153,7 +153,7 @@ def meg_section(meg):
 def definite_boost_section(db):
     """Part 4 of the page: exact projections against DefiniteBoost."""
     lines = ["## 4. Kulis et al., 2009, §7: exact projections against DefiniteBoost", "",
-             f"{db['n_objects']} objects (wine, 3 cultivars, standing in for the seed's 52 GyrB "
+             f"{db['n_objects']} objects (wine, 3 cultivars, standing in for the paper's 52 GyrB "
              "proteins of 3 species), target kernel: RBF on the standardised features, trace "
              f"one. The {db['n_constraints']} pairs closest under it, each asked to satisfy "
              f"½‖x_a − x_b‖² ≤ γ = {db['bound']:.3g} "
