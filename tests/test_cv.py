@@ -8,10 +8,11 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
 
+import psdmetric._bregman._cv
 import psdmetric._bregman._logdet
 from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
 
@@ -46,8 +47,19 @@ def wine():
 def fitted(request, wine):
     search_class, learner_class = request.param
     X, y = wine
-    search = search_class(GAMMAS, SCHEMES, random_state=0).fit(X, y)
+    search = search_class(GAMMAS, SCHEMES, cv=StratifiedKFold(5), random_state=0).fit(X, y)
     return search, learner_class
+
+
+def one_standard_error_oracle(scores, default):
+    """The rule on a (candidates × splits) score table, written out as a loop."""
+    best, best_mean = default, -np.inf
+    for index, row in enumerate(scores):
+        differences = row - scores[default]
+        error = np.std(differences, ddof=1) / np.sqrt(len(row))
+        if differences.mean() > error and row.mean() > best_mean:
+            best, best_mean = index, row.mean()
+    return best
 
 
 def test_scores_equal_brute_force_true_class_probability(fitted, wine):
@@ -60,10 +72,17 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     ])
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
     np.testing.assert_array_equal(splits, brute)
-    best = int(np.argmax(brute.mean(axis=1)))
+    # The default (γ = 0.1, 3 neighbours) is the fourth candidate.
+    best = one_standard_error_oracle(brute, default=3)
     k, gamma = SCHEMES[best // len(GAMMAS)], GAMMAS[best % len(GAMMAS)]
     assert search.best_params_ == {"gamma": gamma, "n_neighbors": k}
+    assert search.best_index_ == best and search.cv_results_["chosen"][best]
+    assert search.cv_results_["chosen"].sum() == 1
     assert search.best_score_ == pytest.approx(brute.mean(axis=1)[best])
+    gain = brute - brute[3]
+    np.testing.assert_allclose(search.cv_results_["mean_score_gain"], gain.mean(axis=1))
+    np.testing.assert_allclose(search.cv_results_["std_error_score_gain"],
+                               gain.std(axis=1, ddof=1) / np.sqrt(5))
 
 
 def test_refit_equals_the_plain_learner_with_the_best_params(fitted, wine):
@@ -90,9 +109,9 @@ def test_cv_results_layout(fitted):
     np.testing.assert_allclose(results["mean_test_score"], splits.mean(axis=1))
     np.testing.assert_allclose(results["std_test_score"], splits.std(axis=1))
     ranks = results["rank_test_score"]
-    assert ranks[results["params"].index(search.best_params_)] == 1
     assert np.all(np.diff(ranks[np.argsort(-results["mean_test_score"], kind="stable")]) >= 0)
     assert np.all(results["mean_fit_time"] > 0)
+    np.testing.assert_array_equal(results["n_splits_scored"], 5)
     np.testing.assert_array_equal(search.gammas_, GAMMAS)
 
 
@@ -136,7 +155,7 @@ def test_neighbours_beyond_a_small_class_are_capped_as_in_the_learner():
     X, y = X[keep], y[keep]
     with warnings.catch_warnings():
         warnings.simplefilter("error", FitFailedWarning)
-        search = LogDetCV((0.1,), (7,), random_state=0).fit(X, y)
+        search = LogDetCV((0.1,), (7,), cv=StratifiedKFold(5), random_state=0).fit(X, y)
     brute = brute_force_scores(LogDet(n_neighbors=7, random_state=0), X, y,
                                StratifiedKFold(5), gammas=(0.1,))[0]
     splits = [search.cv_results_[f"split{i}_test_score"][0] for i in range(5)]
@@ -238,3 +257,52 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
     np.testing.assert_array_equal(splits, brute)
     assert search.components_.shape == (params.get("n_components", 4), 4)
+
+
+@pytest.mark.parametrize("n_samples, splitter", [
+    (150, RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0)),
+    (1000, StratifiedKFold(3)),
+])
+def test_default_splits_hold_out_a_third_repeated_below_1000_samples(n_samples, splitter):
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(n_samples, 3), np.arange(n_samples) % 3
+    expected = list(splitter.split(X, y))
+    splits = psdmetric._bregman._cv._inner_splits(None, X, y, seed=0)
+    assert len(splits) == len(expected)
+    for (train, test), (expected_train, expected_test) in zip(splits, expected):
+        np.testing.assert_array_equal(test, expected_test)
+        np.testing.assert_array_equal(train, expected_train)
+
+
+def test_halving_scores_later_splits_only_for_candidates_not_behind_the_default(
+        wine, monkeypatch):
+    X, y = wine
+    monkeypatch.setattr(psdmetric._bregman._cv, "_HALVING_FROM", 100)
+    folds = StratifiedKFold(3)
+    search = LogDetCV(GAMMAS, SCHEMES, cv=folds, random_state=0).fit(X, y)
+    results = search.cv_results_
+    first = results["split0_test_score"]
+    survivors = first >= first[3]
+    np.testing.assert_array_equal(results["n_splits_scored"], np.where(survivors, 3, 1))
+    for k_index, k in enumerate(SCHEMES):
+        kept = [g for j, g in enumerate(GAMMAS) if survivors[k_index * len(GAMMAS) + j]]
+        # Each later split's path warm-starts through the surviving γ only.
+        brute = brute_force_scores(LogDet(n_neighbors=k, random_state=0), X, y, folds,
+                                   gammas=kept)
+        columns = [k_index * len(GAMMAS) + GAMMAS.index(g) for g in kept]
+        for split in (1, 2):
+            np.testing.assert_array_equal(results[f"split{split}_test_score"][columns],
+                                          brute[:, split])
+    assert np.isnan(results["split1_test_score"][~survivors]).all()
+    # Candidates cut short rank after those scored on every split.
+    assert results["rank_test_score"][~survivors].min() > survivors.sum()
+    assert survivors[search.best_index_]
+
+
+def test_random_pairs_are_capped_at_ten_per_sample():
+    X, y = load_iris(return_X_y=True)
+    keep = np.r_[0:10, 50:60, 100:110]  # 3 classes: 40·3² = 360 pairs > 10·30
+    search = LogDetCV((1.0,), (None,), cv=2, random_state=0).fit(X[keep], y[keep])
+    plain = LogDet(gamma=1.0, n_neighbors=None, n_constraints=300, random_state=0)
+    np.testing.assert_array_equal(search.constraints_.pairs,
+                                  plain.fit(X[keep], y[keep]).constraints_.pairs)

@@ -100,8 +100,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
                                 ConvergenceWarning)
         rng = np.random.RandomState(seed)
         # The learner's own label draw and bounds: each fit solves its plain fit's problem.
-        learner = clone(learner).set_params(n_neighbors=n_neighbors,
-                                            n_constraints=n_constraints)
+        learner = clone(learner).set_params(
+            n_neighbors=n_neighbors, n_constraints=n_constraints if n_neighbors is None else None)
         pairs = learner._constraints_from_labels(X_train, y_train, rng)
         eigenvectors, eigenvalues = prior_eigenpairs(
             X_train, learner.prior, learner.n_components)
@@ -130,6 +130,9 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
 _REPEAT_BELOW = 1000
 # From this many samples on, candidates behind the default on the first split stop there.
 _HALVING_FROM = 1000
+# Random pairs by default: 40 n_classes² as in ITML, at most this many per sample, since
+# with many classes 40 n_classes² outgrows the data (40,960 pairs for 1,526 samples).
+_MAX_PAIRS_PER_SAMPLE = 10
 
 
 def _inner_splits(cv, X, y, seed):
@@ -260,12 +263,15 @@ class _PairLearnerCV(MahalanobisMixin):
         learner = self._learner(
             n_components=self.n_components, prior=self.prior, tol=tol,
             max_iter=self.max_iter)
-        scores, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed)
+        n_constraints = self.n_constraints or min(
+            40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
+        scores, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed,
+                                         n_constraints)
         best_index, results = self._results(scores, fit_times, gammas, schemes)
         chosen = results["params"][best_index]
         refit = self._learner(
             n_components=self.n_components, prior=self.prior,
-            n_constraints=self.n_constraints if chosen["n_neighbors"] is None else None,
+            n_constraints=n_constraints if chosen["n_neighbors"] is None else None,
             tol=tol, max_iter=self.max_iter, verbose=self.verbose, random_state=seed,
             **chosen,
         ).fit(X, y)
@@ -285,7 +291,7 @@ class _PairLearnerCV(MahalanobisMixin):
                     + int(np.flatnonzero(gammas == default.gamma)[0]))
         return None
 
-    def _search(self, learner, X, y, splits, gammas, schemes, seed):
+    def _search(self, learner, X, y, splits, gammas, schemes, seed, n_constraints):
         """Scores and fit times (splits × candidates), NaN where a candidate was not fitted.
 
         From ``_HALVING_FROM`` samples on, the later splits score only the candidates
@@ -304,7 +310,7 @@ class _PairLearnerCV(MahalanobisMixin):
             try:
                 paths = Parallel(n_jobs=self.n_jobs)(
                     delayed(_score_path)(learner, X, y, *splits[fold], gammas[columns],
-                                         schemes[s], self.n_constraints,
+                                         schemes[s], n_constraints,
                                          self.knn_neighbors, seed)
                     for s, fold, columns in jobs)
             except ConvergenceWarning as interrupted:
