@@ -19,7 +19,8 @@ import psdmetric._bregman._logdet
 import psdmetric._boost._psdboost
 import psdmetric._boost._master_lp
 import psdmetric._bregman._von_neumann
-from psdmetric import DefiniteBoost, LogDet, PairConstraints, PSDBoost, VonNeumann
+import psdmetric._large_margin._lmnn
+from psdmetric import DefiniteBoost, LMNN, LogDet, PairConstraints, PSDBoost, VonNeumann
 from test_common import ESTIMATORS
 
 # The searches stop on Ctrl-C rather than keep a partial fit (tests/test_cv.py).
@@ -38,6 +39,7 @@ BATCH_LOOP_CALLS = {
     VonNeumann: (psdmetric._bregman._von_neumann, "von_neumann_sweep", True),
     DefiniteBoost: (psdmetric._bregman._definite_boost, "definite_boost_steps", True),
     PSDBoost: (psdmetric._boost._master_lp.RestrictedMaster, "solve", True),
+    LMNN: (psdmetric._large_margin._lmnn._LabelRounds, "round", True),
 }
 
 

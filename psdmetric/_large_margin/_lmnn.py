@@ -1,0 +1,328 @@
+"""LMNN: large-margin nearest-neighbour metric learning (Weinberger & Saul, 2009).
+
+The loss (``_objective.py``) is minimised over a factor ``L`` by L-BFGS on an active
+set of impostors, the scheme of Weinberger & Saul (2009), §5: each round searches
+every impostor within a safety radius of its margin (``impostor_candidates``), then
+runs a bounded number of L-BFGS iterations (scipy's L-BFGS-B) on the loss restricted
+to those candidates, which is exact as long as no other impostor comes within the
+margin. The next round's search checks this: if the loss on all impostors went up,
+the new impostors join the set and the round restarts from the same ``L``, so the
+loss never increases from one round to the next.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from scipy.optimize import minimize
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import (
+    ArrayCheckpoint,
+    MahalanobisMixin,
+    Round,
+    iterate,
+    one_blas_thread,
+    oriented_columns,
+    pair_squared_distances,
+)
+from ._objective import (
+    impostor_candidates,
+    label_objective,
+    target_neighbours,
+    triplet_objective,
+)
+
+# L-BFGS iterations per round between two impostor searches (the paper's 10 to 20).
+_STEPS_PER_ROUND = 10
+# Impostors are searched within (1 + safety) times each sample's margin radius.
+_SAFETY = 0.1
+# Rounds restarted with more impostors before the round is reported as failed.
+_MAX_RESTARTS = 10
+# Ridge of the within-class scatter in the LDA start, relative to its mean eigenvalue.
+_LDA_RIDGE = 1e-3
+
+
+class LMNN(MahalanobisMixin):
+    """Large-margin nearest-neighbour metric learning (LMNN).
+
+    Learns a linear map ``L`` that pulls each sample's target neighbours (its
+    ``n_neighbors`` nearest samples of its own class) close while pushing samples of
+    other classes (impostors) at least a unit margin farther away than any target, by
+    minimising the loss of Weinberger & Saul (2009), eq. (12)::
+
+        (1 − mu) Σ_(i,j) ‖L(x_i − x_j)‖² + mu Σ_(i,j,l) [1 + ‖L(x_i − x_j)‖² − ‖L(x_i − x_l)‖²]₊
+
+    over target pairs ``(i, j)`` and triplets with an impostor ``l``.
+
+    Read more in the :ref:`User Guide <lmnn>`.
+
+    Parameters
+    ----------
+    n_neighbors : int, default=3
+        Target neighbours per sample, found once in the space of the starting map
+        ``init``. A sample whose class has ``m ≤ n_neighbors`` samples takes the
+        ``m − 1`` others; a sample alone in its class has no targets and enters the
+        loss only as an impostor. Ignored with ``constraints``.
+
+    mu : float in [0, 1], default=0.5
+        Weight of the push (impostor) term; the pull term has weight ``1 − mu``.
+
+    n_components : int or None, default=None
+        Rows of ``L`` (the dimension of the learned space); ``None``: ``n_features``.
+
+    init : {"pca", "identity", "lda"} or array of shape (n_components, n_features), \
+            default="pca"
+        Starting map. ``"pca"``: the leading principal axes of ``X`` (a rotation
+        when ``n_components = n_features``, the Euclidean metric); ``"identity"``:
+        the first ``n_components`` coordinates; ``"lda"``: the discriminant axes,
+        scaled to unit within-class variance (needs class labels), the Mahalanobis
+        metric of the pooled within-class covariance when ``n_components =
+        n_features``.
+
+    max_iter : int, default=100
+        Maximum number of rounds, each an impostor search followed by up to 10
+        L-BFGS iterations; reaching it raises a ``ConvergenceWarning``.
+
+    tol : float, default=1e-4
+        Stop when a round lowers the loss by at most ``tol`` times its value.
+
+    verbose : int, default=0
+        Print a table row per round.
+
+    random_state : int, RandomState instance or None, default=None
+        Unused by the solver, which is deterministic; kept for the API of the other
+        learners.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``L``; the metric is ``M = LᵀL``.
+
+    n_iter_ : int
+        Rounds of the last fit.
+
+    objective_ : float
+        The loss at ``components_``, on every impostor.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X is a DataFrame with string names.
+
+    See Also
+    --------
+    PSDBoost : Large-margin triplets solved by column generation.
+
+    References
+    ----------
+    K. Q. Weinberger and L. K. Saul, "Distance metric learning for large margin
+    nearest neighbor classification", JMLR 10 (2009), 207–244.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from psdmetric import LMNN
+    >>> X, y = load_wine(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), LMNN(), KNeighborsClassifier(5))
+    >>> round(model.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 3)
+    0.966
+    """
+
+    _constraint_kind = "triplets"
+
+    _parameter_constraints: dict = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "mu": [Interval(Real, 0, 1, closed="both")],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "init": [StrOptions({"pca", "identity", "lda"}), "array-like"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_neighbors=3, *, mu=0.5, n_components=None, init="pca",
+                 max_iter=100, tol=1e-4, verbose=0, random_state=None):
+        self.n_neighbors = n_neighbors
+        self.mu = mu
+        self.n_components = n_components
+        self.init = init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Learn the metric from class labels or from triplets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,), default=None
+            Class labels; ignored when ``constraints`` is given.
+        constraints : TripletConstraints, default=None
+            Triplets ``(i, j, l)`` of rows of ``X``: ``j`` is pulled towards ``i``
+            (each distinct ``(i, j)`` once) and ``l`` is pushed a unit margin farther
+            than ``j``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        check_random_state(self.random_state)
+        X, codes = self._validate_lmnn_input(X, y, constraints)
+        L = self._initial_map(X, codes)
+        if codes is None:
+            state = _TripletRounds(X, triplet_objective(X, constraints.triplets, self.mu), L)
+        else:
+            state = _LabelRounds(X, codes, target_neighbours(X @ L.T, codes,
+                                                             self.n_neighbors), self.mu, L)
+        with one_blas_thread():
+            n_iter = iterate(lambda: state.round(L, self.tol), ArrayCheckpoint(L),
+                             max_iter=self.max_iter, verbose=self.verbose, name="LMNN",
+                             unit="round",
+                             columns=(("loss", ".6e"), ("active", "d"),
+                                      ("candidates", "d"), ("change", ".2e")))
+            objective = state.value_at(L)
+        self.objective_ = objective
+        self.components_, self.n_iter_ = L, n_iter
+        return self
+
+    def _validate_lmnn_input(self, X, y, constraints):
+        """``X`` and integer class codes (``None`` with explicit triplets)."""
+        X, checked = self._validate_fit(X, y, constraints, None)
+        if constraints is not None:
+            return X, None
+        return X, checked
+
+    def _constraints_from_labels(self, X, y, random_state):
+        # LMNN reads labels itself: its impostors change with the metric.
+        return np.unique(y, return_inverse=True)[1].ravel()
+
+    def _initial_map(self, X, codes):
+        n_features = X.shape[1]
+        if not isinstance(self.init, str):
+            L = np.array(self.init, dtype=np.float64, copy=True)
+            rows = self.n_components or L.shape[0]
+            if L.ndim != 2 or L.shape != (rows, n_features) or not np.all(np.isfinite(L)):
+                raise ValueError(
+                    f"init must be a finite array of shape ({rows}, {n_features}) "
+                    f"(n_components, n_features); got shape {L.shape}.")
+            return L
+        rows = self.n_components or n_features
+        if rows > n_features:
+            raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
+        if self.init == "identity":
+            return np.eye(rows, n_features)
+        if self.init == "pca":
+            centred = X - X.mean(axis=0)
+            axes = oriented_columns(linalg.eigh(centred.T @ centred)[1][:, ::-1])
+            return np.ascontiguousarray(axes.T[:rows])
+        if codes is None:
+            raise ValueError("init='lda' needs class labels y; with constraints= use "
+                             "init='pca', 'identity' or an array.")
+        return _discriminant_axes(X, codes)[:rows]
+
+
+def _discriminant_axes(X, codes):
+    """Generalised eigenvectors of the between- and within-class scatters, as rows.
+
+    Sorted by discriminant ratio, scaled so that the (ridged) within-class scatter is
+    the identity along them.
+    """
+    n_samples, n_features = X.shape
+    means = np.stack([X[codes == c].mean(axis=0) for c in range(codes.max() + 1)])
+    centred = X - means[codes]
+    within = centred.T @ centred / n_samples
+    counts = np.bincount(codes) / n_samples
+    spread = means - X.mean(axis=0)
+    between = (spread.T * counts) @ spread
+    ridge = _LDA_RIDGE * max(np.trace(within) / n_features, np.finfo(float).tiny)
+    vectors = linalg.eigh(between, within + ridge * np.eye(n_features))[1]
+    return np.ascontiguousarray(vectors[:, ::-1].T)
+
+
+def _lbfgs_chunk(objective, L):
+    """Up to ``_STEPS_PER_ROUND`` L-BFGS iterations from ``L``; never a higher loss."""
+    shape = L.shape
+
+    def loss(flat):
+        value, gradient, _ = objective.value_and_gradient(flat.reshape(shape))
+        return value, gradient.ravel()
+
+    result = minimize(loss, L.ravel(), jac=True, method="L-BFGS-B",
+                      options={"maxiter": _STEPS_PER_ROUND, "ftol": 0.0, "gtol": 0.0})
+    return result.x.reshape(shape)
+
+
+class _TripletRounds:
+    """Rounds on explicit triplets: the set is fixed, so the loss is always exact."""
+
+    def __init__(self, X, objective, L):
+        self.objective = objective
+        self.value = objective.value(L)
+
+    def value_at(self, L):
+        return self.objective.value(L)
+
+    def round(self, L, tol):
+        L_new = _lbfgs_chunk(self.objective, L)
+        value, _, active = self.objective.value_and_gradient(L_new)
+        change = _relative_change(self.value, value)
+        L[...], self.value = L_new, min(value, self.value)
+        return Round((value, active, self.objective.n_push, change), converged=change <= tol)
+
+
+class _LabelRounds:
+    """Rounds on labels: impostors searched again each round, within a safety radius."""
+
+    def __init__(self, X, codes, targets, mu, L):
+        self.X, self.codes, self.targets, self.mu = X, codes, targets, mu
+        self.pull = label_objective(X, targets, np.empty((0, 2), np.intp), mu).pull
+        self.objective = self.search(L)
+        self.value = self.objective.value(L)
+
+    def search(self, L, known=None):
+        """The loss restricted to the impostors within the safety radius at ``L``."""
+        Z = self.X @ L.T
+        farthest = np.full(len(Z), -1.0)
+        np.maximum.at(farthest, self.pull[:, 0], pair_squared_distances(Z, self.pull))
+        radii = np.where(farthest >= 0.0, (1.0 + _SAFETY) * (farthest + 1.0), 0.0)
+        push = impostor_candidates(Z, self.codes, radii)
+        if known is not None:
+            push = np.unique(np.concatenate([known, push]), axis=0)
+        return label_objective(self.X, self.targets, push, self.mu)
+
+    def value_at(self, L):
+        return self.search(L).value(L)
+
+    def round(self, L, tol):
+        objective = self.objective
+        for _ in range(_MAX_RESTARTS):
+            L_new = _lbfgs_chunk(objective, L)
+            searched = self.search(L_new)
+            value, _, active = searched.value_and_gradient(L_new)
+            if value <= self.value:
+                break
+            # An impostor outside the set came within its margin: retry with it known.
+            objective = self.search(L, known=np.concatenate([objective.push, searched.push]))
+        else:
+            return Round((self.value, active, objective.n_push, 0.0),
+                         failure="the loss rose after every restart of the round.")
+        change = _relative_change(self.value, value)
+        L[...], self.value, self.objective = L_new, value, searched
+        return Round((value, active, searched.n_push, change), converged=change <= tol)
+
+
+def _relative_change(old, new):
+    return (old - new) / max(abs(old), np.finfo(float).tiny)

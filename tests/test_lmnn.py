@@ -1,0 +1,244 @@
+"""LMNN: its loss and gradient against oracles, the solver's guarantees, degenerate data."""
+
+import re
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+
+from psdmetric import LMNN, TripletConstraints, TripletsClassifier, triplets_from_labels
+from psdmetric._large_margin._objective import (
+    impostor_candidates,
+    label_objective,
+    target_neighbours,
+    triplet_objective,
+)
+
+
+def blobs(n=24, d=3, classes=3, spread=1.0, seed=0):
+    rng = np.random.RandomState(seed)
+    y = np.arange(n) % classes
+    return rng.randn(classes, d)[y] + spread * rng.randn(n, d), y
+
+
+def every_triplet(X, y, k):
+    """The loss's terms by enumeration: target pairs, and every (i, j, l) with l another class."""
+    targets = target_neighbours(X, y, k)
+    pull = [(i, j) for i in range(len(X)) for j in targets[i] if j >= 0]
+    triplets = [(i, j, m) for i, j in pull for m in range(len(X)) if y[m] != y[i]]
+    return pull, triplets
+
+
+def dense_loss_and_gradient(X, L, pull, triplets, mu):
+    """The loss and ``2 L Σ w (x_a − x_b)(x_a − x_b)ᵀ``, one d × d outer product per term."""
+    def squared(a, b):
+        return np.sum((L @ (X[a] - X[b])) ** 2)
+
+    def outer(a, b):
+        return np.outer(X[a] - X[b], X[a] - X[b])
+
+    value = (1 - mu) * sum(squared(i, j) for i, j in pull)
+    G = (1 - mu) * sum(outer(i, j) for i, j in pull)
+    for i, j, m in triplets:
+        margin = 1 + squared(i, j) - squared(i, m)
+        if margin > 0:
+            value += mu * margin
+            G = G + mu * (outer(i, j) - outer(i, m))
+    return value, 2 * L @ G
+
+
+def all_impostors_objective(X, y, k, mu):
+    other = np.array([(i, m) for i in range(len(X)) for m in range(len(X)) if y[i] != y[m]])
+    return label_objective(X, target_neighbours(X, y, k), other, mu)
+
+
+@pytest.mark.parametrize("n_components", [3, 2])
+def test_gradient_matches_every_triplet_enumerated_and_finite_differences(n_components):
+    X, y = blobs()
+    L = np.random.RandomState(1).randn(n_components, 3)
+    objective = all_impostors_objective(X, y, 2, 0.3)
+    value, gradient, active = objective.value_and_gradient(L)
+    pull, triplets = every_triplet(X, y, 2)
+    dense_value, dense_gradient = dense_loss_and_gradient(X, L, pull, triplets, 0.3)
+    assert 0 < active < len(triplets)
+    assert np.isclose(value, dense_value, rtol=1e-12)
+    assert np.allclose(gradient, dense_gradient, rtol=1e-10, atol=1e-10)
+    step, numeric = 1e-6, np.zeros_like(L)
+    for index in np.ndindex(L.shape):
+        shift = np.zeros_like(L)
+        shift[index] = step
+        numeric[index] = (objective.value(L + shift) - objective.value(L - shift)) / (2 * step)
+    assert np.allclose(gradient, numeric, rtol=1e-5, atol=1e-5)
+
+
+def test_impostor_search_finds_exactly_the_pairs_within_each_radius():
+    X, y = blobs(n=40, d=4)
+    radii = np.random.RandomState(2).uniform(0, 6, size=40)
+    found = impostor_candidates(X, y, radii)
+    squared = np.sum((X[:, None] - X[None]) ** 2, axis=2)
+    expected = np.argwhere((squared < radii[:, None]) & (y[:, None] != y[None]))
+    assert np.array_equal(np.unique(found, axis=0), expected)
+    assert len(found) == len(expected)
+
+
+def test_targets_skip_the_sample_itself_even_among_duplicates():
+    X = np.array([[0.0], [0.0], [0.0], [5.0], [6.0], [9.0]])
+    targets = target_neighbours(X, np.array([0, 0, 0, 1, 1, 2]), 3)
+    assert [sorted(row[row >= 0]) for row in targets[:3]] == [[1, 2], [0, 2], [0, 1]]
+    assert targets[3].tolist() == [4, -1, -1] and targets[5].tolist() == [-1, -1, -1]
+
+
+def rounds_losses(model, X, y, capsys, **fit):
+    model.set_params(verbose=1).fit(X, y, **fit)
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[3:]]
+    return np.array([float(row[1]) for row in rows if row and row[0].isdigit()])
+
+
+def test_the_loss_never_increases_across_rounds(capsys):
+    X, y = load_iris(return_X_y=True)
+    model = LMNN(init="identity", tol=1e-8, max_iter=40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        losses = rounds_losses(model, X, y, capsys)
+    assert len(losses) > 3
+    assert np.all(np.diff(losses) <= 0)
+    # The fitted loss is on all impostors, not only the last round's candidates.
+    full = all_impostors_objective(X, np.unique(y, return_inverse=True)[1], 3, 0.5)
+    assert np.isclose(model.objective_, full.value(model.components_), rtol=1e-12)
+    assert np.isclose(losses[-1], model.objective_, rtol=1e-6)
+
+
+def sdp_optimum(X, pull, triplets, mu):
+    """Weinberger & Saul (2009)'s SDP (M form), solved by cvxpy."""
+    d = X.shape[1]
+    M = cp.Variable((d, d), PSD=True)
+
+    def squared(a, b):
+        v = X[a] - X[b]
+        return cp.sum(cp.multiply(np.outer(v, v), M))
+
+    slack = cp.Variable(len(triplets), nonneg=True)
+    constraints = [slack[t] >= 1 + squared(i, j) - squared(i, m)
+                   for t, (i, j, m) in enumerate(triplets)]
+    problem = cp.Problem(cp.Minimize((1 - mu) * sum(squared(i, j) for i, j in pull)
+                                     + mu * cp.sum(slack)), constraints)
+    problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10)
+    return problem.value
+
+
+def test_labels_fit_reaches_the_sdp_optimum():
+    X, y = blobs(n=18, d=2, spread=1.2, seed=3)
+    pull, triplets = every_triplet(X, y, 2)
+    model = LMNN(n_neighbors=2, mu=0.5, tol=1e-10, max_iter=500).fit(X, y)
+    optimum = sdp_optimum(X, pull, triplets, 0.5)
+    assert abs(model.objective_ - optimum) <= 1e-4 * optimum
+    assert model.n_iter_ < 500
+
+
+def test_triplets_fit_reaches_the_sdp_optimum_and_works_in_triplets_classifier():
+    X, y = blobs(n=15, d=3, spread=1.5, seed=4)
+    rng = np.random.RandomState(0)
+    triplets = np.array([rng.choice(15, 3, replace=False) for _ in range(40)])
+    pull = np.unique(triplets[:, :2], axis=0)
+    model = LMNN(tol=1e-10, max_iter=500).fit(X, constraints=TripletConstraints(triplets))
+    optimum = sdp_optimum(X, [tuple(p) for p in pull], triplets.tolist(), 0.5)
+    assert abs(model.objective_ - optimum) <= 1e-4 * optimum
+    assert np.isclose(model.objective_,
+                      triplet_objective(X, triplets, 0.5).value(model.components_))
+    X, y = load_iris(return_X_y=True)
+    triplets = triplets_from_labels(X, y, random_state=0).triplets
+    classifier = TripletsClassifier(LMNN(), preprocessor=X).fit(triplets[::2])
+    held_out = triplets[1::2]
+    euclidean = np.mean(np.sum((X[held_out[:, 0]] - X[held_out[:, 1]]) ** 2, axis=1)
+                        < np.sum((X[held_out[:, 0]] - X[held_out[:, 2]]) ** 2, axis=1))
+    assert classifier.learner_.n_features_in_ == 4
+    assert classifier.score(held_out) > euclidean
+
+
+def test_no_impostors_converges_to_the_pull_and_margin_balance():
+    # Two far-apart classes: no impostor at the start, so the pull term shrinks the metric
+    # until the other class reaches the margin; no crash, a usable metric.
+    X, y = blobs(n=20, d=2, spread=0.1, seed=5)
+    X[y == 1] += 100.0
+    y = (y == 1).astype(int)
+    start = all_impostors_objective(X, y, 3, 0.5)
+    assert np.all(start.margins(X)[1] < 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = LMNN(tol=1e-10, max_iter=500).fit(X, y)
+    pull, triplets = every_triplet(X, y, 3)
+    # The optimum is near 0 (a tiny metric) and every margin ends at the hinge's kink,
+    # where L-BFGS stops: within 1e-3 of the starting loss of the SDP optimum, never below.
+    initial, optimum = start.value(np.eye(2)), sdp_optimum(X, pull, triplets, 0.5)
+    assert optimum - 1e-8 <= model.objective_ <= optimum + 1e-3 * initial
+    assert np.all(np.isfinite(model.components_))
+
+
+def test_degenerate_data_duplicates_tiny_classes_and_more_features_than_samples():
+    rng = np.random.RandomState(6)
+    X = rng.randn(12, 30)
+    X[5] = X[4]                                       # a duplicate within a class
+    X[7] = X[6]                                       # and one across classes
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 3])  # class 3 has one point
+    model = LMNN(n_neighbors=5, max_iter=50).fit(X, y)
+    M = model.get_mahalanobis_matrix()
+    assert M.shape == (30, 30) and np.all(np.isfinite(M))
+    assert np.linalg.eigvalsh(M).min() >= -1e-10 * np.abs(M).max()
+    full = all_impostors_objective(X, y, 5, 0.5)
+    assert np.isclose(model.objective_, full.value(model.components_))
+    assert model.objective_ < full.value(np.eye(30))
+
+
+def test_lmnn_beats_the_euclidean_metric_when_noise_features_dominate():
+    rng = np.random.RandomState(0)
+    y = np.arange(300) % 3
+    signal = np.array([[0, 0], [1.5, 0], [0, 1.5]])[y] + 0.4 * rng.randn(300, 2)
+    X = np.hstack([signal, 3.0 * rng.randn(300, 6)])
+    knn = KNeighborsClassifier(5)
+    euclidean = cross_val_score(knn, X, y, cv=3).mean()
+    learned = cross_val_score(make_pipeline(LMNN(), knn), X, y, cv=3).mean()
+    assert euclidean < 0.6 and learned > euclidean + 0.25
+
+
+def test_starting_maps():
+    X, y = load_iris(return_X_y=True)
+    lda = LMNN(init="lda", max_iter=1)._initial_map(X, y)
+    centred = X - np.stack([X[y == c].mean(axis=0) for c in range(3)])[y]
+    within = centred.T @ centred / len(X)
+    ridged = within + 1e-3 * np.trace(within) / 4 * np.eye(4)
+    assert np.allclose(lda @ ridged @ lda.T, np.eye(4))
+    pca = LMNN(init="pca", n_components=2)._initial_map(X, y)
+    assert np.allclose(pca @ pca.T, np.eye(2))
+    assert np.allclose(LMNN(init="identity", n_components=2)._initial_map(X, y), np.eye(2, 4))
+    given = np.arange(8.0).reshape(2, 4)
+    model = LMNN(init=given, max_iter=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert model.fit(X, y).components_.shape == (2, 4)
+    assert np.array_equal(given, np.arange(8.0).reshape(2, 4))
+
+
+@pytest.mark.parametrize("params, fit, message", [
+    ({"n_components": 5}, {}, "n_components=5 must be at most n_features=4"),
+    ({"init": np.eye(3)}, {}, "init must be a finite array of shape (3, 4)"),
+    ({"init": np.eye(2, 4), "n_components": 3}, {}, "shape (3, 4)"),
+    ({"init": "lda"}, {"constraints": TripletConstraints([[0, 1, 60]])}, "init='lda' needs"),
+])
+def test_bad_parameters_are_named(params, fit, message):
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LMNN(**params).fit(X, y, **fit)
+
+
+def test_verbose_table_and_max_iter_warning(capsys):
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(ConvergenceWarning, match="max_iter=2 rounds"):
+        LMNN(max_iter=2, tol=0.0, verbose=1).fit(X, y)
+    table = capsys.readouterr().out.splitlines()
+    assert table[0] == "[LMNN]" and "candidates" in table[1] and len(table) == 5
