@@ -32,13 +32,13 @@ def page(results):
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in table:
-        anchors = row["references"]
-        best = min(anchors.items(), key=lambda item: item[1][0]) if anchors else None
-        anchor = f"{best[1][0]:.3f} ± {best[1][1]:.3f} ({best[0]})" if best else "–"
+        references = row["references"]
+        best = min(references.items(), key=lambda item: item[1][0]) if references else None
+        reference = f"{best[1][0]:.3f} ± {best[1][1]:.3f} ({best[0]})" if best else "–"
         lines.append(
             f"| {row['set']} | {row['n_samples']} × {row['n_features']} | "
             f"{tuple(row['chosen'])} | {row['error'][0]:.3f} ± {row['error'][1]:.3f} | "
-            f"{row['euclidean'][0]:.3f} ± {row['euclidean'][1]:.3f} | {anchor} | "
+            f"{row['euclidean'][0]:.3f} ± {row['euclidean'][1]:.3f} | {reference} | "
             f"{', '.join(map(str, row['ranks']))} | {row['fit_seconds']:.2f} "
             f"({row['fit_cpu_seconds']:.2f}) | {', '.join(map(str, row['n_iter']))} |")
     n_sets = len(table)
