@@ -15,7 +15,6 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
 from sklearn.decomposition import PCA
 from sklearn.model_selection import train_test_split
-from sklearn.neighbors import KNeighborsClassifier
 
 BUNDLED = {
     "iris": load_iris,
@@ -132,14 +131,3 @@ def mnist_split():
     """MNIST-5000 (100 principal components), stratified 70/30 train/test split."""
     X, y = load_mnist5000()
     return train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-
-
-def knn_error(Z_train, y_train, Z_test, y_test, n_neighbors):
-    """Test error of a k-nearest-neighbour classifier on (transformed) data."""
-    model = KNeighborsClassifier(n_neighbors).fit(Z_train, y_train)
-    return float(1.0 - model.score(Z_test, y_test))
-
-
-def one_nn_error(Z_train, y_train, Z_test, y_test):
-    """Test error of the 1-nearest-neighbour classifier."""
-    return knn_error(Z_train, y_train, Z_test, y_test, 1)
