@@ -176,7 +176,7 @@ def run_with_time_limit(function, args, seconds, start_method="spawn"):
 @contextlib.contextmanager
 def tallied(module, screening):
     """Count what the cyclic driver of a learner's ``module`` does (e.g.
-    ``psdmetric._logdet``): constraints swept, and projected (their dual changed).
+    ``psdmetric._bregman._logdet``): constraints swept, and projected (their dual changed).
 
     With ``screening=False`` the driver runs full sweeps, as before it screened.
     """
