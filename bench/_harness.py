@@ -9,9 +9,10 @@ that writes its page::
 
     def cases(args):
         return [
-            Case("Euclidean", None, "iris"),                        # plain 5-NN
-            Case("LogDet", lambda: psdmetric.LogDet(random_state=0), "iris"),
-            Case("metric-learn LMNN", "LMNN", "iris"),              # an ANCHORS key
+            Case("Euclidean", None, "iris", into="cells"),          # plain 5-NN
+            Case("LogDet", lambda: psdmetric.LogDet(random_state=0), "iris",
+                 into="cells"),
+            Case("metric-learn LMNN", "LMNN", "iris", into="cells"),  # an ANCHORS key
             Case("fit times", lambda: psdmetric.LogDet(random_state=0), "wine",
                  protocol="fit_time"),
             Case("curve", protocol=my_measure, params={"n": 1000}, quick={"n": 100}),
@@ -40,8 +41,9 @@ Protocols:
 - a function: ``protocol(**params)`` returns any JSON-able value (a function that
   takes ``results`` also gets the results measured so far).
 
-A case's value goes to ``results[name]`` (with ``into="cells"`` it is appended to the
-list ``results["cells"]``, or set as ``results["cells"][name]`` if that is a dict); ``results["case_seconds"]`` records each case's wall and
+A case's value goes to ``results[name]``; with ``into="cells"`` it is appended to the
+list ``results["cells"]`` (a table's rows), or set as ``results["cells"][name]`` if
+``setup`` made that a dict. ``results["case_seconds"]`` records each case's wall and
 CPU seconds, ``results["machine"]`` the machine and its load.
 """
 
