@@ -58,7 +58,7 @@ def test_diagonal_inputs_reproduce_adaboost_exactly():
     n_samples, n_hypotheses, n_rounds = 12, 7, 15
     y = np.where(rng.rand(n_samples) < 0.5, 1.0, -1.0)
     h = np.tanh(2 * rng.randn(n_hypotheses, n_samples))  # confidence-rated, in [−1, 1]
-    margins = y * h  # C_j = diag(y_i h_j(x_i)), eigenvalues in [−1, 1] (seed 000 §4.3)
+    margins = y * h  # C_j = diag(y_i h_j(x_i)), eigenvalues in [−1, 1] (Tsuda et al., 2005, §4.3)
     result = run_steps(np.tile(np.eye(n_samples), (n_hypotheses, 1)), margins.ravel(),
                        np.arange(n_hypotheses + 1) * n_samples, np.zeros(n_hypotheses),
                        -np.ones(n_hypotheses), np.ones(n_hypotheses), n_samples, n_rounds)
@@ -78,7 +78,7 @@ def test_diagonal_inputs_reproduce_adaboost_exactly():
     assert np.array_equal(result["chosen"], picks)
     assert_allclose(result["dual"], alphas, rtol=1e-12, atol=1e-14)
     assert_allclose(result["W"], np.diag(weights), rtol=0, atol=1e-14)
-    # The dual objective is AdaBoost's exponential loss (seed 000 §4.3).
+    # The dual objective is AdaBoost's exponential loss (Tsuda et al., 2005, §4.3).
     exp_loss = np.mean(np.exp(-alphas @ margins))
     assert result["objective"][-1] == pytest.approx(np.log(exp_loss), rel=1e-12)
 
@@ -131,7 +131,7 @@ def test_dual_objective_falls_with_dual_corrections_too():
 
 
 def reference_definite_boost(Z, delta, xi, lmin, lmax, n_steps, correction, cap):
-    """Plain NumPy DefiniteBoost on dense matrices (seed 000 §4.2), duals in [0, cap]."""
+    """Plain NumPy DefiniteBoost on dense matrices (Tsuda et al., 2005, §4.2), duals in [0, cap]."""
     d = Z.shape[1]
     S, dual, chosen = np.zeros((d, d)), np.zeros(len(Z)), []
     C = [delta[j] * (np.outer(Z[j], Z[j]) - xi[j] * np.eye(d)) for j in range(len(Z))]
@@ -209,7 +209,7 @@ def test_exact_and_corrected_steps_reach_the_oracle_and_uncorrected_ones_need_no
     for name in ("exact", "corrected"):
         assert linalg.norm(fits[name] - expected) <= 1e-4 * linalg.norm(expected), name
     # Without corrections the steps stop at a feasible point that is not the closest
-    # one to W₁ (seed 002 App. B).
+    # one to W₁ (Kulis et al., 2009, App. B).
     uncorrected = fits["uncorrected"]
     Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
     distances = np.einsum("ij,jk,ik->i", Z, uncorrected, Z)
@@ -233,7 +233,7 @@ def test_infeasible_constraints_are_certified_and_stop_early(projection):
     assert np.all(np.isfinite(W)) and np.trace(W) == pytest.approx(1.0)
 
 
-def test_kernel_learning_from_index_pairs_like_seed_000_section_5():
+def test_kernel_learning_from_index_pairs_like_tsuda_2005_section_5():
     rng = np.random.RandomState(1)
     n = 20
     points = np.repeat(rng.randn(4, 3), 5, axis=0) + 0.3 * rng.randn(n, 3)
@@ -241,7 +241,7 @@ def test_kernel_learning_from_index_pairs_like_seed_000_section_5():
     target /= np.trace(target)
     half_distances = 0.5 * (np.diag(target)[:, None] + np.diag(target) - 2 * target)
     close = np.argwhere(np.triu(half_distances < 0.2 / n, k=1))
-    # Similar pairs: ½‖x_a − x_b‖² ≤ γ = 0.2/n, i.e. tr(W X_j) ≤ γ (seed 000 §5).
+    # Similar pairs: ½‖x_a − x_b‖² ≤ γ = 0.2/n, i.e. tr(W X_j) ≤ γ (Tsuda et al., 2005, §5).
     constraints = PairConstraints(close, np.ones(len(close)), bounds=np.full(len(close), 0.2 / n))
     model = DefiniteBoost(gamma=np.inf, dual_correction=False, tol=1e-6, max_iter=10_000)
     model.fit(np.eye(n) / np.sqrt(2), constraints=constraints)

@@ -83,7 +83,7 @@ def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma):
     target = np.where(direction > 0, 1.0, 20.0)
     dual = np.zeros(len(Z))
     A = np.eye(X.shape[1])
-    # With explicit constraints and bounds the seed only draws the cycle orders, over
+    # With explicit constraints and bounds the random state only draws the cycle orders, over
     # the constraints the screen keeps: violated ones and those with a nonzero dual.
     orders = np.random.RandomState(3)
     for _ in range(model.n_iter_):

@@ -60,7 +60,7 @@ def test_compiled_pass_equals_numpy_reference(bounds):
 
 
 def kernel_examples(rng, n_objects, n_examples, rank=3, noise=0.0):
-    """Distance examples of a trace-one target kernel U (seed 000 §5)."""
+    """Distance examples of a trace-one target kernel U (Tsuda et al., 2005, §5)."""
     factor = rng.randn(n_objects, rank)
     U = factor @ factor.T
     U /= np.trace(U)

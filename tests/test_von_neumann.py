@@ -35,7 +35,7 @@ def reference_vn_sweep(L, Z, direction, target, slack, dual, order, relative=Fal
 
     The projection multiplier is the root (Brent) of
     log(zᵀ e^{L + δα zzᵀ} z) [− log tr e^{…}] + δα slack = log ξ, then the dual correction
-    α ← min(ν, α) and the slack update ξ ← ξ e^{−δα slack} (seed 002 §5.2, §6.2.1).
+    α ← min(ν, α) and the slack update ξ ← ξ e^{−δα slack} (Kulis et al., 2009, §5.2, §6.2.1).
     """
     for c in order:
         z = Z[c]
@@ -103,7 +103,7 @@ def test_compiled_sweep_equals_numpy_reference_after_full_fit(gamma, monkeypatch
     slack = np.zeros(len(Z)) if np.isinf(gamma) else target / gamma
     dual = np.zeros(len(Z))
     L = np.zeros((5, 5))
-    # With explicit constraints and bounds the seed only draws the cycle orders, over
+    # With explicit constraints and bounds the random state only draws the cycle orders, over
     # the constraints the screen keeps: violated ones and those with a nonzero dual.
     orders = np.random.RandomState(3)
     for _ in range(model.n_iter_):
@@ -361,7 +361,7 @@ def test_root_finder_needs_few_evaluations():
                           order.permutation(len(target)), counters=stats)
     projections, evaluations = stats[0], stats[1]
     assert projections > 300
-    assert evaluations / projections <= 6  # the seed: rarely more than six
+    assert evaluations / projections <= 6  # Kulis et al. (2009): rarely more than six
 
 
 def test_only_columns_that_do_not_deflate_are_rotated():

@@ -1,6 +1,6 @@
 """PSDBoost: large-margin triplet metric learning by matrix generation (Shen et al., 2008).
 
-The SDP (3) of the seed, ``max ρ − C Σξ`` over trace-one PSD ``X`` with
+The SDP (3) of Shen et al. (2008), ``max ρ − C Σξ`` over trace-one PSD ``X`` with
 ``⟨A_r, X⟩ ≥ ρ − ξ_r`` for every triplet, is solved as a linear program over the
 extreme points of the trace-one PSD set, the rank-one ``u uᵀ`` with ``‖u‖ = 1``
 (Shen et al., 2008, Thm 3.4). Column generation alternates two steps:
@@ -26,7 +26,7 @@ the algorithm: ``min_rank`` caps every eigenvalue (the extreme points become
 ``X = s I / D + (1 − s) Y``, which shifts each triplet's LP column by ``s tr(A_r) / D``.
 
 Two standard remedies for the tailing-off of column generation (Shen et al., 2008, §6) are on
-by default and can be switched off to recover the seed's Algorithm 1: pricing at
+by default and can be switched off to recover the paper's Algorithm 1: pricing at
 smoothed weights (Wentges) and several eigenvectors per iteration. The LP itself is
 kept small without changing its optimum: it carries only the triplets that can take
 weight, and drops bases and triplets that stayed at zero.
@@ -123,11 +123,11 @@ class PSDBoost(MahalanobisMixin):
         the eigenvectors of ``H`` at ``smoothing · w_best + (1 − smoothing) · w``,
         with ``w_best`` the weights of the lowest ``λmax(H)`` so far (at ``w``
         itself when those do not cut off ``w``). ``0`` prices at ``w`` only, as in
-        the seed's Algorithm 1. It changes the path, not the optimum.
+        the paper's Algorithm 1. It changes the path, not the optimum.
 
     bases_per_iter : int, default=8
         Up to this many top eigenvectors of ``H`` enter per iteration (those whose
-        constraint cuts off the current ``w``); ``1`` is the seed's Algorithm 1.
+        constraint cuts off the current ``w``); ``1`` is the paper's Algorithm 1.
 
     tol : float, default=3e-2
         The stopping rule is ``λmax(H) ≤ π + ε′`` with ``ε′ = tol · max(|π|,
@@ -183,7 +183,7 @@ class PSDBoost(MahalanobisMixin):
 
     dual_objective_ : ndarray of shape (n_iter_,)
         The optimum ``π`` of the restricted dual (D1) at each iteration: a
-        non-decreasing lower bound on the SDP optimum (the seed's Fig. 1).
+        non-decreasing lower bound on the SDP optimum (the paper's Fig. 1).
 
     max_eigenvalue_ : ndarray of shape (n_iter_,)
         The lowest ``λmax(H)`` found up to each iteration: a non-increasing upper

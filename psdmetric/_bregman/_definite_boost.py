@@ -165,7 +165,7 @@ class DefiniteBoost(_BasePairBregman):
     (4,000 random pairs, d = 64) that takes 77 steps instead of 3,200.
 
     Kernel learning from index pairs (Tsuda et al., 2005, §5): fit on ``X = np.eye(n) / np.sqrt(2)``
-    (so that ``z zᵀ`` is the seed's ``X_j`` with ½ on the diagonal entries of a and b and
+    (so that ``z zᵀ`` is the paper's ``X_j`` with ½ on the diagonal entries of a and b and
     −½ off-diagonal) with ``PairConstraints``, ``bounds=(γ, l)`` (the paper's γ, a
     distance bound) and ``gamma=np.inf`` (the paper's hard constraints); the learned
     kernel is ``get_mahalanobis_matrix()``.
