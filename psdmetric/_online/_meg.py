@@ -116,8 +116,8 @@ class MEG(_BaseOnline):
     Kernel learning from distance examples (Tsuda et al., 2005, §5): fit on
     ``X = np.eye(n) / np.sqrt(2)`` with ``DistanceTargets`` of object pairs; then
     ``X_t = z zᵀ`` has ½ on the diagonal entries of a and b and −½ off-diagonal, as in
-    the seed, and ``get_mahalanobis_matrix()`` is the learned kernel. There
-    ``R = 1``, and ``eta=2`` is the seed's rate.
+    the paper, and ``get_mahalanobis_matrix()`` is the learned kernel. There
+    ``R = 1``, and ``eta=2`` is the paper's rate.
 
     References
     ----------
