@@ -67,9 +67,15 @@ class _BasePairBregman(MahalanobisMixin):
         """
         rng = check_random_state(self.random_state)
         X, constraints = self._validate_fit(X, y, constraints, rng)
-        with one_blas_thread():
+        with warnings.catch_warnings(record=True) as caught, one_blas_thread():
+            warnings.simplefilter("always")
             self._fit(X, constraints, rng)
-        if np.isinf(self.gamma):
+        for caught_warning in caught:
+            warnings.warn_explicit(caught_warning.message, caught_warning.category,
+                                   caught_warning.filename, caught_warning.lineno)
+        # After max_iter, an interrupt or a proof of infeasibility the user was told why.
+        if np.isinf(self.gamma) and not any(issubclass(w.category, ConvergenceWarning)
+                                            for w in caught):
             self._warn_unmet_bounds(X, constraints)
         self.constraints_ = constraints
         return self

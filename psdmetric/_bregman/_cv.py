@@ -32,7 +32,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import validate_data
 
-from .._core import MahalanobisMixin, PairConstraints, threadpool_controller
+from .._core import (
+    MahalanobisMixin,
+    PairConstraints,
+    check_informative,
+    check_scale,
+    threadpool_controller,
+)
 from ._base import prior_eigenpairs
 from ._cv_doc import SHARED_DOC
 from ._logdet import LogDet
@@ -246,7 +252,9 @@ class _PairLearnerCV(MahalanobisMixin):
         self : object
             Fitted estimator.
         """
-        X, y = validate_data(self, X, y, ensure_min_samples=2)
+        X, y = validate_data(self, X, y, ensure_min_samples=2, dtype=np.float64)
+        check_scale(X, type(self).__name__)
+        check_informative(X, type(self).__name__, refuse=True)
         check_classification_targets(y)
         gammas = _check_grid(self.gammas, "gammas", "gamma")
         schemes = _check_grid(self._default_schemes if self.n_neighbors_grid is None

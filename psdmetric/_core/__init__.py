@@ -7,6 +7,7 @@ factored metric, the rank-one eigen update and its secular solver, cyclic projec
 """
 
 from ._base import MahalanobisMixin, PairClassifierMixin, oriented_columns
+from ._guards import AtomicFit, check_informative, check_scale
 from ._constraints import (
     DistanceTargets,
     PairConstraints,
@@ -29,6 +30,7 @@ from ._threads import one_blas_thread, threadpool_controller
 
 __all__ = [
     "ArrayCheckpoint",
+    "AtomicFit",
     "DistanceTargets",
     "EstimatorCheckpoint",
     "MahalanobisMixin",
@@ -37,7 +39,9 @@ __all__ = [
     "Round",
     "TripletConstraints",
     "check_bounds",
+    "check_scale",
     "check_indices",
+    "check_informative",
     "cholupdatemult",
     "cyclic_projections",
     "distance_targets_from_labels",

@@ -14,7 +14,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._constraints import DistanceTargets, PairConstraints, TripletConstraints, check_indices
-from ._guards import AtomicFit, check_scale, warn_if_out_of_core
+from ._guards import (
+    SCALE_LIMITS,
+    AtomicFit,
+    check_informative,
+    check_scale,
+    warn_if_out_of_core,
+)
 
 _CONSTRAINT_TYPES = {
     "pairs": PairConstraints,
@@ -84,6 +90,8 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
     """
 
     _constraint_kind = "pairs"
+    # The spread and magnitude of X the learner fits exactly (see check_scale).
+    _scale_limits = SCALE_LIMITS
 
     def transform(self, X):
         """Map ``X`` into the learned space, ``X Lᵀ``.
@@ -188,7 +196,9 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
                 )
             X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset,
                                  dtype=np.float64)
-            check_scale(X, name)
+            check_scale(X, name, self._scale_limits)
+            if not chunk:
+                check_informative(X, name)
             check_classification_targets(y)
             if not chunk and len(np.unique(y)) < 2:
                 raise ValueError(
@@ -214,8 +224,10 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
                 f"got {type(constraints).__name__}."
             )
         X = validate_data(self, X, ensure_min_samples=2, reset=reset, dtype=np.float64)
-        check_scale(X, name)
+        check_scale(X, name, self._scale_limits)
         check_indices(constraints, X.shape[0])
+        if not chunk:
+            check_informative(X, name, constraints)
         return X, constraints
 
     def _constraints_from_labels(self, X, y, random_state):
@@ -277,8 +289,11 @@ class PairClassifierMixin:
         """
         return np.where(self.pair_decision_function(pairs) >= 0, 1, -1)
 
-    def pair_score(self, pairs, y):
+    def pair_score(self, pairs, y=None):
         """Accuracy of :meth:`pair_predict` against pair labels ``y`` in {+1, -1}.
+
+        As scikit-learn's ``score(X, y)``; metric-learn's ``pair_score(pairs)`` (a
+        similarity) is ``-pair_distance(pairs)`` here, and a call without ``y`` says so.
 
         Parameters
         ----------
@@ -291,6 +306,12 @@ class PairClassifierMixin:
         -------
         score : float
         """
+        if y is None:
+            raise TypeError(
+                "pair_score(pairs, y) is the accuracy of pair_predict against the pair "
+                "labels y, which are missing. For metric-learn's pair_score(pairs), a "
+                "similarity, use -pair_distance(pairs)."
+            )
         y = np.asarray(y)
         predictions = self.pair_predict(pairs)
         if y.shape != predictions.shape:

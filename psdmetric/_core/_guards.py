@@ -2,9 +2,12 @@
 
 - :class:`AtomicFit`: a failed or interrupted ``fit``/``partial_fit`` leaves the
   estimator as it was before the call (the old model, or unfitted), never half.
-- :func:`check_scale`: learners compute squared distances and their products in
-  float64, which overflow or underflow for data at extreme scales; such data get a
-  ``ValueError`` that says so, instead of the prior with NaN bounds.
+- :func:`check_scale`: learners compute squared distances (and some their products or
+  exponentials) in float64, which overflow or underflow for data at extreme scales;
+  such data get a ``ValueError`` that says so, instead of the prior with NaN bounds.
+- :func:`check_informative`: data in which every pair joins equal points (all rows
+  identical, only self-pairs) say nothing about a metric: the learner returns its
+  starting matrix (the prior, or POLA's zero matrix), with a warning that says so.
 - :func:`warn_if_out_of_core`: a dask array passed to a batch ``fit`` is loaded whole.
 """
 
@@ -15,9 +18,10 @@ import numpy as np
 
 from ._driver import EstimatorCheckpoint
 
-# Values beyond 2**±200 (about 1e±60): squared distances (2**±400) and the products of
-# two of them (2**±800) stay within float64's normal range (2**±1022).
-_SCALE_EXPONENT = 200
+# The smallest column spread and the largest magnitude of X every learner fits exactly
+# (their squared distances, 2**±1000, stay within float64's normal range, 2**±1022);
+# measured: all learners fail beyond 2**±510. A learner narrows them with _scale_limits.
+SCALE_LIMITS = (2.0**-500, 2.0**500)
 
 
 class AtomicFit:
@@ -50,28 +54,54 @@ def _all_or_nothing(method):
     return atomic
 
 
-def check_scale(X, name, argument="X"):
+def check_scale(X, name, limits=SCALE_LIMITS):
     """Raise a ValueError when the values of ``X`` are too large or too close together.
 
-    The largest magnitude must be at most ``2**200`` and, unless all rows coincide,
-    the largest spread of a column at least ``2**-200``.
+    The largest magnitude must be at most ``limits[1]`` and, unless all rows coincide,
+    the largest spread of a column at least ``limits[0]``.
     """
     if X.size == 0:
         return
     magnitude = np.abs(X)
     largest = float(magnitude.max())
     spread = float(np.max(X.max(axis=0) - X.min(axis=0)))
-    limit = 2.0**_SCALE_EXPONENT
-    if largest > limit or 0 < spread < 1 / limit:
+    if largest > limits[1] or 0 < spread < limits[0]:
         row, column = np.unravel_index(np.argmax(magnitude), X.shape)
-        what = (f"values up to {largest:.3g} (row {row}, column {column})" if largest > limit
-                else f"columns that vary by at most {spread:.3g}")
+        what = (f"values up to {largest:.3g} (row {row}, column {column})"
+                if largest > limits[1] else f"columns that vary by at most {spread:.3g}")
         raise ValueError(
-            f"{name} cannot learn from {argument} with {what}: squared distances and their "
-            f"products would overflow or underflow float64. Rescale {argument} to values "
-            f"between about 1e-60 and 1e60 (e.g. with StandardScaler); a metric learned "
-            f"on {argument} * c applies to {argument} through transform({argument} * c)."
+            f"{name} cannot learn from X with {what}: the distances it computes would "
+            f"overflow or underflow float64. Rescale X so that its columns vary by more "
+            f"than {limits[0]:.1e} and its values stay below {limits[1]:.1e} (e.g. with "
+            f"StandardScaler)."
         )
+
+
+def check_informative(X, name, constraints=None, refuse=False):
+    """Warn (or, with ``refuse``, raise a ValueError) when no pair joins distinct points.
+
+    The pairs are those of ``constraints``, or any two rows of ``X`` (labels).
+    """
+    if constraints is None:
+        if not (len(X) and np.all(X == X[0])):
+            return
+        problem = (f"the {len(X)} rows of X are all equal (to {X[0].tolist()[:5]}"
+                   f"{' ...' if X.shape[1] > 5 else ''})")
+    else:
+        tuples = constraints.triplets if hasattr(constraints, "triplets") else constraints.pairs
+        if not (len(tuples) and all(np.array_equal(X[tuples[:, 0]], X[tuples[:, column]])
+                                    for column in range(1, tuples.shape[1]))):
+            return
+        problem = (f"every row of constraints joins rows of X with equal values (first: "
+                   f"rows {tuples[0].tolist()})")
+    if refuse:
+        raise ValueError(f"{name} cannot learn a metric: {problem}, so every distance is 0.")
+    warnings.warn(
+        f"{name}: {problem}, so every distance is 0 and nothing can be learned; the metric "
+        "is the learner's starting matrix (its prior, or POLA's zero matrix).",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def warn_if_out_of_core(X, name):

@@ -359,6 +359,29 @@ def triplets_from_labels(X, y, n_neighbors=1, max_triplets=None, random_state=No
     return TripletConstraints(triplets)
 
 
+# Queries × points up to which neighbours are found by a direct NumPy computation (its
+# q×p×d differences capped at 32 MiB): on the small chunks of a stream, scikit-learn's
+# search costs its validation and thread start-up (ms per call) for microseconds of work.
+_DIRECT_SEARCH_SIZE = 256
+_DIRECT_SEARCH_ENTRIES = 2**22
+
+
+def _k_nearest(points, queries, k):
+    """Distances to and indices of the ``k`` nearest rows of ``points``, per query row.
+
+    A direct computation for small blocks, scikit-learn's search otherwise; both order
+    neighbours by distance.
+    """
+    size = len(queries) * len(points)
+    if size <= _DIRECT_SEARCH_SIZE and size * points.shape[1] <= _DIRECT_SEARCH_ENTRIES:
+        difference = queries[:, None, :] - points[None, :, :]
+        distances = np.sqrt(np.einsum("qpd,qpd->qp", difference, difference))
+        index = np.argsort(distances, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(distances, index, axis=1), index
+    with _one_openmp_thread():
+        return NearestNeighbors(n_neighbors=k).fit(points).kneighbors(queries)
+
+
 def _one_openmp_thread():
     """A context for the per-class neighbour queries: one OpenMP thread.
 
@@ -376,15 +399,13 @@ def _nearest_other_class(X, codes, n_classes, k):
     """
     candidates = np.zeros((len(codes), k), dtype=np.intp)
     distances = np.full((len(codes), k), np.inf)
-    with _one_openmp_thread():
-        for c in range(n_classes):
-            members = np.flatnonzero(codes == c)
-            rest = np.flatnonzero(codes != c)
-            n_found = min(k, len(rest))
-            nearest = NearestNeighbors(n_neighbors=n_found).fit(X[rest])
-            found, index = nearest.kneighbors(X[members])
-            candidates[members, :n_found] = rest[index]
-            distances[members, :n_found] = found
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        rest = np.flatnonzero(codes != c)
+        n_found = min(k, len(rest))
+        found, index = _k_nearest(X[rest], X[members], n_found)
+        candidates[members, :n_found] = rest[index]
+        distances[members, :n_found] = found
     return candidates, distances
 
 
@@ -402,20 +423,17 @@ def _nearest_neighbours(X, codes, n_classes, k):
                          "no two samples of y share a label.")
     same = np.full((len(codes), k), -1, dtype=np.intp)
     other = np.full((len(codes), k), -1, dtype=np.intp)
-    with _one_openmp_thread():
-        for c in range(n_classes):
-            members = np.flatnonzero(codes == c)
-            rest = np.flatnonzero(codes != c)
-            n_same, n_other = min(k, len(members) - 1), min(k, len(rest))
-            if n_same > 0:
-                # A member's nearest same-class neighbour is itself: ask for one more.
-                nearest = NearestNeighbors(n_neighbors=n_same + 1).fit(X[members])
-                index = nearest.kneighbors(X[members], return_distance=False)
-                is_self = index == np.arange(len(members))[:, None]
-                keep = np.argsort(is_self, axis=1, kind="stable")[:, :n_same]
-                same[members, :n_same] = members[np.take_along_axis(index, keep, axis=1)]
-            if n_other > 0:
-                nearest = NearestNeighbors(n_neighbors=n_other).fit(X[rest])
-                found = nearest.kneighbors(X[members], return_distance=False)
-                other[members, :n_other] = rest[found]
+    for c in range(n_classes):
+        members = np.flatnonzero(codes == c)
+        rest = np.flatnonzero(codes != c)
+        n_same, n_other = min(k, len(members) - 1), min(k, len(rest))
+        if n_same > 0:
+            # A member's nearest same-class neighbour is itself: ask for one more.
+            index = _k_nearest(X[members], X[members], n_same + 1)[1]
+            is_self = index == np.arange(len(members))[:, None]
+            keep = np.argsort(is_self, axis=1, kind="stable")[:, :n_same]
+            same[members, :n_same] = members[np.take_along_axis(index, keep, axis=1)]
+        if n_other > 0:
+            found = _k_nearest(X[rest], X[members], n_other)[1]
+            other[members, :n_other] = rest[found]
     return same, other

@@ -9,7 +9,7 @@ from functools import partial
 
 import numpy as np
 from scipy import linalg
-from sklearn.metrics.pairwise import PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
+from sklearn.metrics.pairwise import KERNEL_PARAMS, PAIRWISE_KERNEL_FUNCTIONS, pairwise_kernels
 from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -197,10 +197,12 @@ class KernelPOLA(POLA):
         Returns
         -------
         X_new : ndarray of shape (n_samples, rank)
+            float32 for float32 ``X`` (computed in float64), float64 otherwise.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False)
-        return self._kernel(X, self.support_) @ self.embedding_
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        embedded = self._kernel(X.astype(np.float64, copy=False), self.support_) @ self.embedding_
+        return embedded.astype(X.dtype, copy=False)
 
     def pair_distance(self, pairs, *, squared=False):
         """Learned distance between the two points of each pair, through the kernel.
@@ -257,6 +259,26 @@ class KernelPOLA(POLA):
         return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
                                 **(self.kernel_params or {}))
 
+    def _check_kernel_params(self):
+        """Refuse parameters the named kernel does not take (pairwise_kernels drops them)."""
+        params = self.kernel_params or {}
+        if callable(self.kernel):
+            return
+        accepted = set(KERNEL_PARAMS.get(self.kernel, ()))
+        unknown = sorted(set(params) - accepted)
+        if unknown:
+            raise ValueError(
+                f"kernel_params has {unknown}, which kernel={self.kernel!r} does not take; "
+                f"it takes {sorted(accepted) or 'no parameters'}."
+            )
+        gamma = params.get("gamma")
+        # exp(-γ d) is a kernel (PSD) only for γ > 0.
+        if self.kernel in ("rbf", "laplacian", "chi2") and not (np.isscalar(gamma) and np.isfinite(gamma) and gamma > 0):
+            raise ValueError(
+                f"kernel_params['gamma'] must be a positive number for kernel="
+                f"{self.kernel!r}; got {gamma!r}."
+            )
+
     def _squared_lengths(self, X, pairs):
         """‖φ(x) − φ(x')‖² of each pair, a block of pairs per kernel evaluation."""
         lengths = np.empty(len(pairs))
@@ -269,6 +291,7 @@ class KernelPOLA(POLA):
         return lengths
 
     def _initialize(self, n_features):
+        self._check_kernel_params()
         self._threshold = float(self.initial_threshold)
         self._initial_scale = None
         self.support_ = np.empty((0, n_features))

@@ -137,6 +137,8 @@ class MEG(_BaseOnline):
     """
 
     _constraint_kind = "targets"
+    # Its updates exponentiate products of squared distances: measured exact to 2**250.
+    _scale_limits = (2.0**-500, 2.0**240)
 
     _parameter_constraints: dict = {
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],

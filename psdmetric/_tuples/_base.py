@@ -5,12 +5,15 @@ points they join. The wrapped learner is fitted on the distinct points of the tr
 tuples with explicit constraints over them.
 """
 
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import validate_data
+
+from .._core import AtomicFit
 
 
 def _unique_points(points, index):
@@ -29,8 +32,8 @@ def _unique_points(points, index):
     return values[order], rank[entry].reshape(index.shape)
 
 
-class _TupleEstimator(BaseEstimator):
-    """Input handling shared by the pair and triplet meta-estimators."""
+class _TupleEstimator(AtomicFit, BaseEstimator):
+    """Input handling shared by the pair and triplet meta-estimators; fits are all-or-nothing."""
 
     _tuple_size = 2
     _tuple_name = "pairs"
@@ -80,16 +83,26 @@ class _TupleEstimator(BaseEstimator):
                 )
             return points, index, y
         if X.shape[1] % width:
-            # Rows too short for whole points: the last point's missing features are 0.
+            # scikit-learn's checks pass any 2-D array, so pad, but never silently.
+            warnings.warn(
+                f"X has {X.shape[1]} columns, not a multiple of {width}: flattened {name} "
+                f"have {width} * n_features columns. Each row is read with "
+                f"{width - X.shape[1] % width} zero(s) appended; pass {name} of shape "
+                f"(n_{name}, {width}, n_features) to have their shape checked.",
+                UserWarning,
+            )
             X = np.pad(X, ((0, 0), (0, width - X.shape[1] % width)))
         points = X.reshape(-1, X.shape[1] // width)
         return points, np.arange(len(points)).reshape(-1, width), y
 
     def _fit_learner(self, points, index, make_constraints):
-        """Fit a clone of the learner on the distinct points of the training tuples."""
+        """Fit a clone of the learner on the distinct points of the training tuples.
+
+        A learner wrapped in :class:`sklearn.frozen.FrozenEstimator` is used as fitted.
+        """
         self._check_learner_kind()
         X, local = _unique_points(points, index)
-        self.learner_ = clone(self.learner).fit(X, constraints=make_constraints(X, local))
+        self.learner_ = clone(self.learner).fit(X, None, constraints=make_constraints(X, local))
         return self
 
     def _embedded(self, points, index):
@@ -106,6 +119,13 @@ class _TupleEstimator(BaseEstimator):
             return
         other = {"pairs": "PairsClassifier", "targets": "PairsClassifier",
                  "triplets": "TripletsClassifier"}.get(kind)
+        if kind == "labels":
+            raise TypeError(
+                f"{type(self.learner).__name__} chooses its parameters by k-NN accuracy on "
+                f"class labels, which {self._tuple_name} do not have. Search the learner's "
+                f"parameters on the {self._tuple_name} instead: GridSearchCV("
+                f"{type(self).__name__}(LogDet()), {{'learner__gamma': [0.01, 0.1, 1.0]}})."
+            )
         if other is None:
             raise TypeError(
                 f"learner must be a psdmetric metric learner (LogDet, VonNeumann, ...); "

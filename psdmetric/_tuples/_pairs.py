@@ -78,9 +78,15 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
     ``X`` holds pairs as an array of shape (n_pairs, 2, n_features), or flattened to
     (n_pairs, 2 * n_features) — the first point's features, then the second's — which
     is how scikit-learn's tools that expect 2-D data see them (a row of odd length
-    is read with a 0 appended, so that any 2-D array is valid input); or, with a
-    ``preprocessor``, as index pairs of shape (n_pairs, 2). The learner is fitted with
-    explicit constraints, so its own ``n_constraints`` and ``n_neighbors`` are unused.
+    is read with a 0 appended, with a warning, so that any 2-D array is valid input); or,
+    with a ``preprocessor``, as index pairs of shape (n_pairs, 2). The learner is fitted
+    with explicit constraints, so its own ``n_constraints`` and ``n_neighbors`` are unused.
+
+    The learned metric is ``learner_``'s: ``model.learner_.transform(points)``,
+    ``model.learner_.get_metric()``, ``model.learner_.components_`` (metric-learn's pair
+    learners offer these on the classifier itself). To use an already fitted learner,
+    wrap it in :class:`sklearn.frozen.FrozenEstimator`: ``fit`` then only sets the
+    threshold.
 
     Examples
     --------
@@ -132,6 +138,7 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
         labels = np.where(codes == 1, 1, -1)
 
         def make_constraints(X_unique, local):
+            _reject_contradictions(local, labels)
             if self.learner._constraint_kind == "pairs":
                 return PairConstraints(local, labels)
             difference = X_unique[local[:, 0]] - X_unique[local[:, 1]]
@@ -280,6 +287,21 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
         # Generic 2-D data read as pairs of points need not be separable by a distance.
         tags.classifier_tags.poor_score = True
         return tags
+
+
+def _reject_contradictions(local, labels):
+    """Raise, naming the rows of X, when two pairs join the same points with both labels."""
+    low, high = np.sort(local, axis=1).T
+    key = low.astype(np.int64) * (int(high.max()) + 1) + high
+    order = np.argsort(key, kind="stable")
+    clash = (key[order][1:] == key[order][:-1]) & (labels[order][1:] != labels[order][:-1])
+    if clash.any():
+        first, second = sorted(order[np.flatnonzero(clash)[0]:][:2])
+        raise ValueError(
+            f"Rows {first} and {second} of X are the same pair of points (in either order, "
+            "or with equal points) labelled both similar and dissimilar; a metric cannot "
+            "satisfy both. Remove or relabel one of them."
+        )
 
 
 def _best_threshold(distances, labels, strategy, beta, min_rate):
