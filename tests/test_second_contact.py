@@ -347,3 +347,18 @@ def test_pair_score_without_labels_names_the_metric_learn_equivalent():
     learner = POLA(random_state=0).fit(X, y)
     with pytest.raises(TypeError, match=r"-pair_distance\(pairs\)"):
         learner.pair_score(X[np.arange(4).reshape(2, 2)])
+
+
+def test_failed_burg_regressor_refit_keeps_the_previous_weights(monkeypatch):
+    X = np.abs(np.random.RandomState(0).randn(60, 5))
+    model = psdmetric.BurgRegressor().fit(X, X @ np.arange(1.0, 6.0))
+    weights = model.coef_.copy()
+
+    def failing(*args, **kwargs):
+        raise FloatingPointError("injected")
+
+    monkeypatch.setattr(psdmetric.BurgRegressor, "_one_pass", failing)
+    with pytest.raises(FloatingPointError):
+        model.fit(X[:, :3], np.ones(60))
+    assert model.n_features_in_ == 5
+    np.testing.assert_array_equal(model.coef_, weights)

@@ -11,13 +11,13 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core import EstimatorCheckpoint, Round, iterate
+from .._core import AtomicFit, EstimatorCheckpoint, Round, iterate
 from ._burg_kernels import burg_vector_pass
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
 
 
-class BurgRegressor(RegressorMixin, BaseEstimator):
+class BurgRegressor(AtomicFit, RegressorMixin, BaseEstimator):
     """Online non-negative linear regression with Burg-entropy regularisation.
 
     The Burg gradient algorithm (Jain et al., 2007, Alg. 1): predict ``ŷ = w · x``, then
