@@ -186,6 +186,28 @@ def test_failed_refit_keeps_the_previous_model(Estimator):
     np.testing.assert_array_equal(learner.transform(X8), embedded)
 
 
+@pytest.mark.parametrize("Estimator", METRIC_LEARNERS, ids=lambda E: E.__name__)
+def test_error_inside_a_round_keeps_the_previous_model(Estimator, monkeypatch):
+    X8, y = data(n_features=8, seed=1)
+    X, _ = data()
+    learner = quiet_fit(make(Estimator), X8, y)
+    state = {name: (value.copy() if isinstance(value, np.ndarray) else value)
+             for name, value in vars(learner).items()}
+
+    def failing(self, *args, **kwargs):
+        raise FloatingPointError("injected into a round")
+
+    # Every iterative learner reports each round through Round: fail after its updates.
+    monkeypatch.setattr(psdmetric._core._driver.Round, "__init__", failing)
+    with pytest.raises(FloatingPointError):
+        quiet_fit(learner, X, y)
+    assert set(vars(learner)) == set(state)
+    for name, value in state.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(vars(learner)[name], value, err_msg=name)
+    assert learner.n_features_in_ == 8
+
+
 @pytest.mark.parametrize("Estimator", [LogDet, DefiniteBoost, PSDBoost, MEG])
 def test_ctrl_c_before_the_first_round_leaves_an_unfitted_learner(Estimator, monkeypatch):
     X, y = data()
