@@ -384,3 +384,14 @@ def test_failed_burg_regressor_refit_keeps_the_previous_weights(monkeypatch):
         model.fit(X[:, :3], np.ones(60))
     assert model.n_features_in_ == 5
     np.testing.assert_array_equal(model.coef_, weights)
+
+
+def test_cv_learner_prints_each_candidate_as_it_is_scored(capsys):
+    X, y = data()
+    make(LogDetCV, verbose=1, n_neighbors_grid=(3,)).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    table = lines.index("[LogDetCV]")
+    candidates = [line for line in lines[:table] if line.startswith("[LogDetCV split")]
+    # Two γ on each of the two splits, each printed before the summary table.
+    assert len(candidates) == 4
+    assert all("n_neighbors=3, gamma=" in line and ": score " in line for line in candidates)

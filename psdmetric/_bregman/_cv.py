@@ -87,8 +87,11 @@ def _true_class_probability(knn, Z_test, y_test):
 
 
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
-                knn_neighbors, seed):
+                knn_neighbors, seed, *, report=None):
     """Held-out k-NN score and fit time of ``learner`` for every γ on one fold and scheme.
+
+    With ``report`` (a line prefix), print each candidate's score as it is fitted, as
+    ``GridSearchCV(verbose=...)`` does.
 
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
@@ -128,6 +131,9 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             knn = KNeighborsClassifier(knn_neighbors).fit(
                 X_train @ fitted.components_.T, y_train)
             scores.append(_true_class_probability(knn, X[test] @ fitted.components_.T, y[test]))
+            if report:
+                print(f"{report} n_neighbors={n_neighbors}, gamma={gamma:.3g}: score "
+                      f"{scores[-1]:.4f}, fit {fit_times[-1]:.3f} s", flush=True)
     return np.array(scores), np.array(fit_times)
 
 
@@ -319,7 +325,10 @@ class _PairLearnerCV(MahalanobisMixin):
                 paths = Parallel(n_jobs=self.n_jobs)(
                     delayed(_score_path)(learner, X, y, *splits[fold], gammas[columns],
                                          schemes[s], n_constraints,
-                                         self.knn_neighbors, seed)
+                                         self.knn_neighbors, seed,
+                                         report=self.verbose and (
+                                             f"[{type(self).__name__} split "
+                                             f"{fold + 1}/{len(splits)}]"))
                     for s, fold, columns in jobs)
             except ConvergenceWarning as interrupted:
                 raise KeyboardInterrupt from interrupted
