@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 import psdmetric
 
 # The learners the demo compares with the Euclidean metric, each with its default parameters.
-DEMO_LEARNERS = ("LogDet", "VonNeumann", "LogDetCV")
+DEMO_LEARNERS = ("LogDet", "VonNeumann", "LogDetCV", "LMNN")
 DATASETS = {"digits": load_digits, "wine": load_wine}
 LEARNER_NAMES = sorted(name for name in psdmetric.__all__
                        if isinstance(getattr(psdmetric, name), type)

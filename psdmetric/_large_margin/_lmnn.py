@@ -3,18 +3,18 @@
 The loss (``_objective.py``) is minimised over a factor ``L`` by L-BFGS on an active
 set of impostors, the scheme of Weinberger & Saul (2009), §5: each round searches
 every impostor within a safety radius of its margin (``impostor_candidates``), then
-runs a bounded number of L-BFGS iterations (scipy's L-BFGS-B) on the loss restricted
-to those candidates, which is exact as long as no other impostor comes within the
-margin. The next round's search checks this: if the loss on all impostors went up,
-the new impostors join the set and the round restarts from the same ``L``, so the
-loss never increases from one round to the next.
+runs a bounded number of L-BFGS iterations (``_lbfgs.py``: its curvature memory
+carries over from round to round) on the loss restricted to those candidates, which
+is exact as long as no other impostor comes within the margin. The next round's
+search checks this: if the loss on all impostors went up, the new impostors join the
+set and the round restarts from the same ``L``, so the loss never increases from one
+round to the next.
 """
 
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from scipy.optimize import minimize
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -28,6 +28,7 @@ from .._core import (
     oriented_columns,
     pair_squared_distances,
 )
+from ._lbfgs import LBFGS
 from ._objective import (
     impostor_candidates,
     label_objective,
@@ -51,7 +52,7 @@ class LMNN(MahalanobisMixin):
     Learns a linear map ``L`` that pulls each sample's target neighbours (its
     ``n_neighbors`` nearest samples of its own class) close while pushing samples of
     other classes (impostors) at least a unit margin farther away than any target, by
-    minimising the loss of Weinberger & Saul (2009), eq. (12)::
+    minimising the loss of Weinberger & Saul (2009), §3::
 
         (1 − mu) Σ_(i,j) ‖L(x_i − x_j)‖² + mu Σ_(i,j,l) [1 + ‖L(x_i − x_j)‖² − ‖L(x_i − x_l)‖²]₊
 
@@ -252,35 +253,24 @@ def _discriminant_axes(X, codes):
     return np.ascontiguousarray(vectors[:, ::-1].T)
 
 
-def _lbfgs_chunk(objective, L):
-    """Up to ``_STEPS_PER_ROUND`` L-BFGS iterations from ``L``; never a higher loss."""
-    shape = L.shape
-
-    def loss(flat):
-        value, gradient, _ = objective.value_and_gradient(flat.reshape(shape))
-        return value, gradient.ravel()
-
-    result = minimize(loss, L.ravel(), jac=True, method="L-BFGS-B",
-                      options={"maxiter": _STEPS_PER_ROUND, "ftol": 0.0, "gtol": 0.0})
-    return result.x.reshape(shape)
-
-
 class _TripletRounds:
     """Rounds on explicit triplets: the set is fixed, so the loss is always exact."""
 
     def __init__(self, X, objective, L):
-        self.objective = objective
-        self.value = objective.value(L)
+        self.objective, self.solver = objective, LBFGS()
+        self.evaluation = objective.value_and_gradient(L)
 
     def value_at(self, L):
         return self.objective.value(L)
 
     def round(self, L, tol):
-        L_new = _lbfgs_chunk(self.objective, L)
-        value, _, active = self.objective.value_and_gradient(L_new)
-        change = _relative_change(self.value, value)
-        L[...], self.value = L_new, min(value, self.value)
-        return Round((value, active, self.objective.n_push, change), converged=change <= tol)
+        value = self.evaluation[0]
+        L_new, self.evaluation, stalled = self.solver.run(self.objective, L, self.evaluation,
+                                                          _STEPS_PER_ROUND)
+        change = _relative_change(value, self.evaluation[0])
+        L[...] = L_new
+        return Round((self.evaluation[0], self.evaluation[2], self.objective.n_push, change),
+                     converged=stalled or change <= tol)
 
 
 class _LabelRounds:
@@ -289,8 +279,8 @@ class _LabelRounds:
     def __init__(self, X, codes, targets, mu, L):
         self.X, self.codes, self.targets, self.mu = X, codes, targets, mu
         self.pull = label_objective(X, targets, np.empty((0, 2), np.intp), mu).pull
-        self.objective = self.search(L)
-        self.value = self.objective.value(L)
+        self.objective, self.solver = self.search(L), LBFGS()
+        self.evaluation = self.objective.value_and_gradient(L)
 
     def search(self, L, known=None):
         """The loss restricted to the impostors within the safety radius at ``L``."""
@@ -307,21 +297,23 @@ class _LabelRounds:
         return self.search(L).value(L)
 
     def round(self, L, tol):
-        objective = self.objective
+        objective, memory, value = self.objective, self.solver.snapshot(), self.evaluation[0]
         for _ in range(_MAX_RESTARTS):
-            L_new = _lbfgs_chunk(objective, L)
+            L_new = self.solver.run(objective, L, self.evaluation, _STEPS_PER_ROUND)[0]
             searched = self.search(L_new)
-            value, _, active = searched.value_and_gradient(L_new)
-            if value <= self.value:
+            evaluation = searched.value_and_gradient(L_new)
+            if evaluation[0] <= value:
                 break
             # An impostor outside the set came within its margin: retry with it known.
+            self.solver.restore(memory)
             objective = self.search(L, known=np.concatenate([objective.push, searched.push]))
         else:
-            return Round((self.value, active, objective.n_push, 0.0),
+            return Round((value, self.evaluation[2], objective.n_push, 0.0),
                          failure="the loss rose after every restart of the round.")
-        change = _relative_change(self.value, value)
-        L[...], self.value, self.objective = L_new, value, searched
-        return Round((value, active, searched.n_push, change), converged=change <= tol)
+        change = _relative_change(value, evaluation[0])
+        L[...], self.evaluation, self.objective = L_new, evaluation, searched
+        return Round((evaluation[0], evaluation[2], searched.n_push, change),
+                     converged=change <= tol)
 
 
 def _relative_change(old, new):

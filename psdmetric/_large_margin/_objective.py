@@ -1,6 +1,6 @@
 """LMNN's objective on a factor ``L``, its gradient, target neighbours and impostors.
 
-The loss of Weinberger & Saul (2009), eq. (12) on ``M = LᵀL``::
+The loss of Weinberger & Saul (2009), §3, on ``M = LᵀL``::
 
     ε(L) = (1 − μ) Σ_(i,j) d²(i, j) + μ Σ_(i,j,l) [1 + d²(i, j) − d²(i, l)]₊
 
@@ -54,8 +54,11 @@ class TripletObjective:
         """Squared pull distances and each triplet's ``1 + d²(i, j) − d²(i, l)`` in ``Z``."""
         pull_squared = pair_squared_distances(Z, self.pull)
         push_squared = pair_squared_distances(Z, self.push)
-        return pull_squared, (1.0 + pull_squared[self.triplet_pull]
-                              - push_squared[self.triplet_push])
+        # In place: there may be tens of millions of triplets.
+        margins = pull_squared.take(self.triplet_pull)
+        margins -= push_squared.take(self.triplet_push)
+        margins += 1.0
+        return pull_squared, margins
 
     def value_and_gradient(self, L):
         """The loss at ``L`` (n_components, n_features), its gradient and active triplets."""
@@ -143,9 +146,15 @@ def label_objective(X, targets, push, mu):
     pull = np.stack([np.repeat(np.arange(n_samples), k)[valid.ravel()], targets[valid]],
                     axis=1)
     triplet_pull = pull_index[push[:, 0]].ravel()
-    triplet_push = np.repeat(np.arange(len(push)), k)
     keep = triplet_pull >= 0
-    return TripletObjective(X, pull, push, triplet_pull[keep], triplet_push[keep], mu)
+    triplet_push = np.repeat(np.arange(len(push), dtype=_index_type(len(push))), k)[keep]
+    triplet_pull = triplet_pull[keep].astype(_index_type(len(pull)))
+    return TripletObjective(X, pull, push, triplet_pull, triplet_push, mu)
+
+
+def _index_type(size):
+    # Half the memory of the triplet index arrays where the pairs allow it.
+    return np.int32 if size < 2**31 else np.intp
 
 
 def triplet_objective(X, triplets, mu):
