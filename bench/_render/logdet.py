@@ -214,7 +214,10 @@ def large_scale_section(results):
         "projects only the constraints violated or with a nonzero dual at a screen of "
         "all of them (one matrix product); 'no' runs full sweeps. 'swept': constraints "
         "handed to the projections over the fit; 'projected': those whose dual changed; "
-        "'active': nonzero duals at the end.",
+        "'active': nonzero duals at the end. This section measures time: with random "
+        "pairs, γ fixed at 1 and no cross-validation, the learned metric's k-NN error "
+        "is above the Euclidean one on these 3,500 images (the paper's errors, on full "
+        "MNIST, are on the papers' page).",
         "",
         "| constraints | screening | fit wall (s) | fit CPU (s) | cycles | swept | "
         "projected | active | converged | pair generation (s) | k-NN error Euclidean | "
