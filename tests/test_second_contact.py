@@ -395,3 +395,9 @@ def test_cv_learner_prints_each_candidate_as_it_is_scored(capsys):
     # Two γ on each of the two splits, each printed before the summary table.
     assert len(candidates) == 4
     assert all("n_neighbors=3, gamma=" in line and ": score " in line for line in candidates)
+
+
+def test_cv_learner_refuses_n_jobs_zero_by_name():
+    X, y = data()
+    with pytest.raises(ValueError, match="The 'n_jobs' parameter of LogDetCV"):
+        make(LogDetCV, n_jobs=0).fit(X, y)

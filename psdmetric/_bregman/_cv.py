@@ -207,7 +207,9 @@ class _PairLearnerCV(MahalanobisMixin):
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left"), None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        # joblib's convention: positive counts, or -1, -2, ... for all CPUs but |n| - 1.
+        "n_jobs": [Interval(Integral, 1, None, closed="left"),
+                   Interval(Integral, None, -1, closed="right"), None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
