@@ -315,6 +315,8 @@ def shen_pendigits(n_splits, n_baseline_splits, Cs):
                     X_train, constraints=TripletConstraints(triplets))
             split[f"paper C={C}"] = one_nn_error(model.transform(X_train), y_train,
                                                  model.transform(X_test), y_test)
+            eigenvalues = np.linalg.eigvalsh(model.get_mahalanobis_matrix())
+            split[f"rank C={C}"] = int(np.sum(eigenvalues > 1e-3 * eigenvalues[-1]))
             sdp = solve_sdp(X_train, triplets, C, "CLARABEL")
             values, vectors = np.linalg.eigh((sdp["matrix"] + sdp["matrix"].T) / 2)
             factor = (np.sqrt(np.maximum(values, 0)) * vectors).T
