@@ -88,9 +88,9 @@ def check_informative(X, name, constraints=None, refuse=False):
         problem = (f"the {len(X)} rows of X are all equal (to {X[0].tolist()[:5]}"
                    f"{' ...' if X.shape[1] > 5 else ''})")
     else:
-        tuples = constraints.triplets if hasattr(constraints, "triplets") else constraints.pairs
-        if not (len(tuples) and all(np.array_equal(X[tuples[:, 0]], X[tuples[:, column]])
-                                    for column in range(1, tuples.shape[1]))):
+        tuples = next(getattr(constraints, name) for name in ("triplets", "quadruplets", "pairs")
+                      if hasattr(constraints, name))
+        if len(tuples) == 0 or _joins_distinct_points(X, tuples):
             return
         problem = (f"every row of constraints joins rows of X with equal values (first: "
                    f"rows {tuples[0].tolist()})")
@@ -102,6 +102,20 @@ def check_informative(X, name, constraints=None, refuse=False):
         UserWarning,
         stacklevel=4,
     )
+
+
+def _joins_distinct_points(X, tuples, chunk=4096):
+    """Whether some tuple joins rows of X with different values.
+
+    By chunks, stopping at the first such tuple (usually in the first chunk): no m×d copy.
+    """
+    for start in range(0, len(tuples), chunk):
+        block = tuples[start:start + chunk]
+        first = X[block[:, 0]]
+        if any(not np.array_equal(first, X[block[:, column]])
+               for column in range(1, block.shape[1])):
+            return True
+    return False
 
 
 def warn_if_out_of_core(X, name):
