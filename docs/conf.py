@@ -83,6 +83,7 @@ html_theme_options = {
 html_show_sourcelink = False
 html_static_path = ["_static"]
 html_css_files = ["psdmetric.css"]
+html_js_files = ["psdmetric.js"]
 
 sphinx_gallery_conf = {
     "examples_dirs": "../examples",
