@@ -66,17 +66,13 @@ class _BaseOnline(MahalanobisMixin):
             self._rng = check_random_state(self.random_state)
             X, constraints = self._validate_fit(X, y, constraints, self._rng)
             self._initialize(X.shape[1])
-            previous = [np.inf]
 
             def one_pass():
                 loss = self._one_pass(X, constraints)
-                converged = self._pass_converged(previous[0], loss)
-                previous[0] = loss
-                return Round((loss,), converged=converged)
+                return loss, (loss,)
 
-            self.n_iter_ = iterate(one_pass, checkpoint, max_iter=self.max_iter,
-                                   verbose=self.verbose, name=type(self).__name__,
-                                   unit="pass", columns=((self._pass_summary, ".6e"),))
+            self.n_iter_ = run_passes(self, one_pass, self._pass_converged, checkpoint,
+                                      columns=((self._pass_summary, ".6e"),))
             self._set_components()
         self.constraints_ = constraints
         return self
@@ -128,6 +124,27 @@ class _BaseOnline(MahalanobisMixin):
             self.n_iter_ += 1
             self._set_components()
         return self
+
+
+def run_passes(estimator, one_pass, converged, checkpoint, *, columns):
+    """Passes over the data on the iteration driver; returns the number of complete passes.
+
+    ``one_pass()`` makes a pass and returns its loss and its row of the verbose table;
+    ``converged(previous, loss)`` says whether ``fit`` may stop after it (``previous`` is
+    the last pass's loss, infinite after the first). The online learners and
+    :class:`~psdmetric.BurgRegressor` differ only in these.
+    """
+    previous = [np.inf]
+
+    def one_round():
+        loss, row = one_pass()
+        done = converged(previous[0], loss)
+        previous[0] = loss
+        return Round(row, converged=done)
+
+    return iterate(one_round, checkpoint, max_iter=estimator.max_iter,
+                   verbose=estimator.verbose, name=type(estimator).__name__, unit="pass",
+                   columns=columns)
 
 
 def target_sides(targets):

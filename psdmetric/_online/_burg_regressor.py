@@ -11,7 +11,8 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core import AtomicFit, EstimatorCheckpoint, Round, iterate
+from .._core import AtomicFit, EstimatorCheckpoint
+from ._base import run_passes
 from ._burg_kernels import burg_vector_pass
 
 # Pairs sampled to set scale="auto": the median of a ratio settles long before this.
@@ -129,17 +130,14 @@ class BurgRegressor(AtomicFit, RegressorMixin, BaseEstimator):
             # Loss changes are measured against Σy², the loss of predicting zero: a
             # relative change would never settle on noiseless data, where loss → 0.
             scale = float(y @ y)
-            previous = [np.inf]
 
             def one_pass():
                 loss = self._one_pass(X, y)
-                converged = abs(previous[0] - loss) <= self.tol * scale
-                previous[0] = loss
-                return Round((loss, self.eta_), converged=converged)
+                return loss, (loss, self.eta_)
 
-            self.n_iter_ = iterate(one_pass, checkpoint, max_iter=self.max_iter,
-                                   verbose=self.verbose, name=type(self).__name__,
-                                   unit="pass", columns=(("loss", ".6e"), ("eta", ".4e")))
+            self.n_iter_ = run_passes(
+                self, one_pass, lambda previous, loss: abs(previous - loss) <= self.tol * scale,
+                checkpoint, columns=(("loss", ".6e"), ("eta", ".4e")))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
