@@ -4,6 +4,7 @@
 from . import _check_build  # noqa: F401
 from ._boost import PSDBoost
 from ._bregman import DefiniteBoost, LogDet, LogDetCV, VonNeumann, VonNeumannCV
+from ._closed_form import LFDA, RCA
 from ._core import MahalanobisMixin, logdet_divergence, von_neumann_divergence
 from ._core import (
     DistanceTargets,
@@ -16,6 +17,7 @@ from ._core import (
 )
 from ._large_margin import LMNN
 from ._online import MEG, POLA, BurgRegressor, KernelPOLA, OnlineLogDet
+from ._regression import MLKR
 from ._tuples import PairsClassifier, TripletsClassifier
 
 __version__ = "0.1.0.dev0"
@@ -25,16 +27,19 @@ __all__ = [
     "DefiniteBoost",
     "DistanceTargets",
     "KernelPOLA",
+    "LFDA",
     "LMNN",
     "LogDet",
     "LogDetCV",
     "MEG",
+    "MLKR",
     "MahalanobisMixin",
     "OnlineLogDet",
     "POLA",
     "PSDBoost",
     "PairConstraints",
     "PairsClassifier",
+    "RCA",
     "TripletConstraints",
     "TripletsClassifier",
     "VonNeumann",

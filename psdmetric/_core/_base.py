@@ -173,7 +173,8 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
         seen first. ``chunk=True`` (``partial_fit``) accepts labels of a single class,
         which a chunk of a stream may hold; a whole training set may not.
         """
-        expected = _CONSTRAINT_TYPES[self._constraint_kind]
+        # None: a learner of class labels only (kind "classes", e.g. LFDA).
+        expected = _CONSTRAINT_TYPES.get(self._constraint_kind)
         name = type(self).__name__
         # Pairs or triplets of points given as samples, or index pairs with pair labels
         # (metric-learn's layouts) would otherwise fail obscurely or fit the wrong data.
@@ -192,7 +193,8 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
             if y is None:
                 raise ValueError(
                     f"{name} requires y to be passed, but the target y is None. "
-                    f"Pass class labels y, or constraints={expected.__name__}(...)."
+                    "Pass class labels y" + ("." if expected is None else
+                                             f", or constraints={expected.__name__}(...).")
                 )
             X, y = validate_data(self, X, y, ensure_min_samples=2, reset=reset,
                                  dtype=np.float64)

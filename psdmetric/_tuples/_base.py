@@ -8,6 +8,8 @@ tuples with explicit constraints over them.
 import warnings
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods
@@ -30,6 +32,23 @@ def _unique_points(points, index):
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return values[order], rank[entry].reshape(index.shape)
+
+
+def _fit_on_classes(learner, X, links, tuple_name):
+    """A clone of ``learner`` fitted with the connected components of ``links`` as classes.
+
+    Points joined by a chain of similar links share a class; any other point is a class
+    of its own.
+    """
+    graph = coo_matrix((np.ones(len(links)), (links[:, 0], links[:, 1])), shape=(len(X),) * 2)
+    fitted = clone(learner).fit(X, connected_components(graph, directed=False)[1])
+    if not hasattr(fitted, "components_"):
+        raise TypeError(
+            f"learner must be a psdmetric metric learner or a linear transformer with "
+            f"components_ after fit(X, y) (e.g. NeighborhoodComponentsAnalysis), to learn "
+            f"from {tuple_name}; {type(learner).__name__} has no components_."
+        )
+    return fitted
 
 
 class _TupleEstimator(AtomicFit, BaseEstimator):
@@ -95,11 +114,24 @@ class _TupleEstimator(AtomicFit, BaseEstimator):
         points = X.reshape(-1, X.shape[1] // width)
         return points, np.arange(len(points)).reshape(-1, width), y
 
-    def _fit_learner(self, points, index, make_constraints):
+    def _fit_learner(self, points, index, make_constraints, similar=None):
         """Fit a clone of the learner on the distinct points of the training tuples.
 
         A learner wrapped in :class:`sklearn.frozen.FrozenEstimator` is used as fitted.
+        A learner of class labels (``fit(X, y)`` and ``components_``: scikit-learn's
+        ``NeighborhoodComponentsAnalysis``, LFDA) is fitted on classes made of the
+        similar links: the pairs where ``similar`` holds, or each triplet's first two
+        points.
         """
+        kind = getattr(self.learner, "_constraint_kind", "classes")
+        if kind == "classes" and self._tuple_size < 4:
+            X, local = _unique_points(points, index)
+            links = local[:, :2] if similar is None else local[similar]
+            self.learner_ = _fit_on_classes(self.learner, X, links, self._tuple_name)
+            return self
+        if kind == "regression":
+            raise TypeError(f"{type(self.learner).__name__} learns from continuous targets, "
+                            f"which {self._tuple_name} do not have.")
         self._check_learner_kind()
         X, local = _unique_points(points, index)
         self.learner_ = clone(self.learner).fit(X, None, constraints=make_constraints(X, local))

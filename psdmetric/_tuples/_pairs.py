@@ -41,7 +41,10 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
         A psdmetric learner that fits pair constraints (``LogDet``, ``VonNeumann``,
         ``DefiniteBoost``, ``POLA``, ``KernelPOLA``) or distance targets (``MEG``,
         ``OnlineLogDet``; similar pairs get the 5th, dissimilar pairs the 95th
-        percentile of the training pairs' squared distances as target).
+        percentile of the training pairs' squared distances as target), or a learner
+        of class labels with ``components_`` after fit (``LFDA``,
+        scikit-learn's ``NeighborhoodComponentsAnalysis``), fitted with the groups of
+        points that similar pairs join as classes.
 
     preprocessor : array-like of shape (n_points, n_features), default=None
         Points that pairs refer to by row index: ``X`` then has shape (n_pairs, 2) and
@@ -146,7 +149,7 @@ class PairsClassifier(ClassifierMixin, _TupleEstimator):
                                          _TARGET_PERCENTILES)
             return DistanceTargets(local, np.where(labels == 1, lower, upper))
 
-        self._fit_learner(points, index, make_constraints)
+        self._fit_learner(points, index, make_constraints, similar=labels == 1)
         if hasattr(self.learner_, "threshold_"):
             self.threshold_ = float(np.sqrt(self.learner_.threshold_))
         else:

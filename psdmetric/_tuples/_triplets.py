@@ -24,7 +24,10 @@ class TripletsClassifier(_TupleEstimator):
     Parameters
     ----------
     learner : estimator
-        A psdmetric learner that fits triplet constraints (``PSDBoost``).
+        A psdmetric learner that fits triplet constraints (``PSDBoost``, ``LMNN``), or
+        a learner of class labels with ``components_`` after fit (``LFDA``,
+        scikit-learn's ``NeighborhoodComponentsAnalysis``), fitted with the groups of
+        points that each triplet's first two points join as classes.
 
     preprocessor : array-like of shape (n_points, n_features), default=None
         Points that triplets refer to by row index: ``X`` then has shape

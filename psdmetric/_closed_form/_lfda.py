@@ -1,0 +1,219 @@
+"""LFDA: local Fisher discriminant analysis (Sugiyama, 2007).
+
+The local scatters are sums over pairs of samples of one class weighted by an
+affinity, so they are built class by class and, within a class, in blocks of rows:
+memory is at most ``_BLOCK_ENTRIES`` affinities at a time (never Σ n_c², never n²).
+"""
+
+from numbers import Integral
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import MahalanobisMixin, oriented_columns
+
+# Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
+_BLOCK_ENTRIES = 1 << 22
+# Scatter eigenvalues below this fraction of the largest are rank deficiency.
+_RANK_TOL = 1e-10
+
+
+class LFDA(MahalanobisMixin):
+    """Local Fisher discriminant analysis (LFDA).
+
+    Fisher discriminant analysis that keeps the local structure of multimodal classes
+    (Sugiyama, 2007, §3). Pairs of samples of one class are weighted by the local-
+    scaling affinity ``A_ij = exp(−‖x_i − x_j‖² / (σ_i σ_j))``, with ``σ_i`` the
+    distance from ``x_i`` to its ``k``-th nearest neighbour in its class; the local
+    within- and between-class scatters::
+
+        S_w = ½ Σ_ij W_w,ij (x_i − x_j)(x_i − x_j)ᵀ,   W_w,ij = A_ij / n_c (same class), 0
+        S_b = ½ Σ_ij W_b,ij (x_i − x_j)(x_i − x_j)ᵀ,   W_b,ij = A_ij (1/n − 1/n_c) (same
+              class), 1/n (different classes)
+
+    give the map's rows as the leading generalised eigenvectors of ``S_b v = λ S_w v``
+    (``scipy.linalg.eigh``). No iterations.
+
+    Read more in the :ref:`User Guide <lfda>`.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows of ``L``; ``None``: ``n_features``.
+
+    k : int, default=7
+        The neighbour whose distance sets each sample's local scale ``σ_i`` (the
+        paper's 7); a class of ``n_c ≤ k`` samples uses its ``n_c − 1``-th.
+        metric-learn's default is ``min(7, n_features − 1)``.
+
+    embedding_type : {"weighted", "orthonormalized", "plain"}, default="weighted"
+        Scaling of the rows: ``"weighted"``: each eigenvector (``vᵀ S_w v = 1``)
+        times ``√λ``; ``"orthonormalized"``: the orthonormal basis of their span;
+        ``"plain"``: the eigenvectors as they are.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``L``; the metric is ``M = LᵀL``.
+
+    eigenvalues_ : ndarray of shape (n_components,)
+        The generalised eigenvalues ``λ`` of the kept directions, in decreasing order.
+
+    n_iter_ : int
+        Always 1 (closed form).
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X is a DataFrame with string names.
+
+    See Also
+    --------
+    RCA : Relevant component analysis, also closed form.
+
+    References
+    ----------
+    M. Sugiyama, "Dimensionality reduction of multimodal labeled data by local Fisher
+    discriminant analysis", JMLR 8 (2007), 1027–1061.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from psdmetric import LFDA
+    >>> X, y = load_iris(return_X_y=True)
+    >>> lfda = LFDA(n_components=2).fit(X, y)
+    >>> lfda.transform(X).shape
+    (150, 2)
+    >>> [round(float(value), 2) for value in lfda.eigenvalues_]
+    [763.04, 31.17]
+    """
+
+    # Class labels only: its scatters sum over every pair of samples of each class.
+    _constraint_kind = "classes"
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "embedding_type": [StrOptions({"weighted", "orthonormalized", "plain"})],
+    }
+
+    def __init__(self, n_components=None, *, k=7, embedding_type="weighted"):
+        self.n_components = n_components
+        self.k = k
+        self.embedding_type = embedding_type
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn the metric from class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, codes = self._validate_fit(X, y, None, None)
+        rows = self.n_components or X.shape[1]
+        if rows > X.shape[1]:
+            raise ValueError(f"n_components={rows} must be at most n_features={X.shape[1]}.")
+        between, within = local_scatters(X, codes, self.k)
+        components, values = lfda_components(between, within, rows, self.embedding_type)
+        self.components_, self.eigenvalues_, self.n_iter_ = components, values, 1
+        return self
+
+    def _constraints_from_labels(self, X, y, random_state):
+        return np.unique(y, return_inverse=True)[1].ravel()
+
+
+def lfda_components(between, within, rows, embedding_type):
+    """The map's rows from the ``rows`` leading generalised eigenpairs of the scatters.
+
+    Returns
+    -------
+    components : ndarray of shape (rows, n_features)
+    values : ndarray of shape (rows,), decreasing
+    """
+    n_features = len(within)
+    spectrum = linalg.eigvalsh(within)
+    rank = int(np.sum(spectrum > _RANK_TOL * max(spectrum.max(), np.finfo(float).tiny)))
+    if rank < n_features:
+        raise ValueError(
+            f"LFDA: the local within-class scatter has rank {rank} < n_features="
+            f"{n_features}, so the generalised eigenproblem is singular. Remove linearly "
+            "dependent features (e.g. with sklearn.decomposition.PCA first) or give more "
+            "samples per class."
+        )
+    values, vectors = linalg.eigh(between, within,
+                                  subset_by_index=(n_features - rows, n_features - 1))
+    # S_b is PSD, so a negative eigenvalue is rounding.
+    values, vectors = np.maximum(values[::-1], 0.0), oriented_columns(vectors[:, ::-1])
+    if embedding_type == "weighted":
+        vectors = vectors * np.sqrt(values)
+    elif embedding_type == "orthonormalized":
+        vectors = oriented_columns(linalg.qr(vectors, mode="economic")[0])
+    return np.ascontiguousarray(vectors.T), values
+
+
+def local_scatters(X, codes, k):
+    """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007).
+
+    With ``G_c = X_cᵀ (D_c − A_c) X_c`` the affinity Laplacian form of class ``c``:
+    ``S_w = Σ_c G_c / n_c`` and ``S_b = Σ_c (G_c/n − H_c/n) + (XᵀX − s sᵀ/n) − S_w``,
+    ``H_c = n_c X_cᵀX_c − s_c s_cᵀ``, ``s`` the sums of rows.
+    """
+    n_samples, n_features = X.shape
+    within = np.zeros((n_features, n_features))
+    local = np.zeros((n_features, n_features))
+    for c in range(codes.max() + 1):
+        members = X[codes == c]
+        laplacian_form = _class_laplacian_form(members, k)
+        sums = members.sum(axis=0)
+        within += laplacian_form / len(members)
+        local += laplacian_form - len(members) * members.T @ members + np.outer(sums, sums)
+    total = X.sum(axis=0)
+    between = local / n_samples + X.T @ X - np.outer(total, total) / n_samples - within
+    return (between + between.T) / 2, (within + within.T) / 2
+
+
+def _class_laplacian_form(members, k):
+    """``X_cᵀ (D − A) X_c`` for the class's local-scaling affinity, in row blocks."""
+    n_members = len(members)
+    if n_members < 2:
+        return np.zeros((members.shape[1], members.shape[1]))
+    step = max(1, _BLOCK_ENTRIES // n_members)
+    norms = np.einsum("ij,ij->i", members, members)
+    neighbour = min(k, n_members - 1)
+    scales = np.concatenate([
+        np.sqrt(np.partition(_squared_distances(members, norms, start, step), neighbour,
+                             axis=1)[:, neighbour])
+        for start in range(0, n_members, step)])
+    form = np.zeros((members.shape[1], members.shape[1]))
+    for start in range(0, n_members, step):
+        block = slice(start, start + step)
+        product = np.outer(scales[block], scales)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            affinity = np.exp(-_squared_distances(members, norms, start, step) / product)
+        # A sample at distance 0 from its k-th neighbour has no scale: no affinity.
+        affinity[product == 0.0] = 0.0
+        degrees = affinity.sum(axis=1)
+        form += (members[block].T * degrees) @ members[block]
+        form -= members[block].T @ (affinity @ members)
+    return form
+
+
+def _squared_distances(members, norms, start, step):
+    """Squared distances of rows ``start:start+step`` to every row, 0 on the diagonal."""
+    rows = members[start:start + step]
+    block = norms[start:start + step, None] + norms[None, :] - 2.0 * rows @ members.T
+    np.maximum(block, 0.0, out=block)
+    block[np.arange(len(rows)), start + np.arange(len(rows))] = 0.0
+    return block

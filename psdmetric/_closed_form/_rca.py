@@ -1,0 +1,204 @@
+"""RCA: relevant component analysis (Bar-Hillel, Hertz, Shental & Weinshall, 2005).
+
+Closed form: the metric is the inverse of the within-chunklet covariance, the
+transform its inverse square root; with fewer components, the directions of least
+within-chunklet relative to total variance first (the paper's §2.2 reduction).
+"""
+
+from numbers import Integral
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _num_samples
+
+from .._core import MahalanobisMixin, PairConstraints, oriented_columns
+from .._core._chunklets import Chunklets
+
+# Eigenvalues below this fraction of the largest are rank deficiency, not signal.
+_RANK_TOL = 1e-10
+
+
+class RCA(MahalanobisMixin):
+    """Relevant component analysis (RCA): whitening by the within-chunklet covariance.
+
+    A chunklet is a group of samples known to share a class. RCA estimates the
+    variation that does not tell classes apart as the covariance of the samples about
+    their chunklet means, ``C = (1/p) Σ_chunklets Σ_i (x_i − m_c)(x_i − m_c)ᵀ`` over
+    the ``p`` samples in chunklets, and learns ``M = C⁻¹``: the transform
+    ``L = C^(-1/2)`` whitens it (Bar-Hillel, Hertz, Shental & Weinshall, 2005, §2).
+    ``M`` is also the maximum-likelihood metric of Gaussian classes of shared
+    covariance given the chunklets. No iterations.
+
+    Chunklets come from class labels (``n_chunks`` groups of ``chunk_size`` samples
+    of one class, drawn at random as metric-learn's ``RCA_Supervised`` draws them),
+    from explicit chunklet labels ``fit(X, chunks=...)`` (metric-learn's ``RCA``),
+    or from similar pairs ``fit(X, constraints=PairConstraints(...))`` (the connected
+    components of the similar pairs; dissimilar pairs are not used).
+
+    Read more in the :ref:`User Guide <rca>`.
+
+    Parameters
+    ----------
+    n_components : int or None, default=None
+        Rows of ``L``. ``None``: ``n_features`` and ``L = C^(-1/2)``. Fewer keep the
+        directions of smallest within-chunklet variance relative to the total variance
+        of the chunklets' samples (generalised eigenvectors of ``(C, S_t)``), whitened.
+
+    n_chunks : int or None, default=None
+        Chunklets drawn from class labels; ``None``: as many as the classes hold,
+        every class cut into groups of ``chunk_size`` (metric-learn's default is 100).
+
+    chunk_size : int, default=2
+        Samples per chunklet drawn from class labels.
+
+    random_state : int, RandomState instance or None, default=None
+        Draws the chunklets from class labels.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The learned map ``L``; the metric is ``M = LᵀL``.
+
+    chunklets_ : ndarray of shape (n_samples,)
+        The chunklet of each training sample (``-1``: none), numbered from 0.
+
+    n_iter_ : int
+        Always 1 (closed form).
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X is a DataFrame with string names.
+
+    See Also
+    --------
+    LFDA : Local Fisher discriminant analysis, also closed form.
+
+    References
+    ----------
+    A. Bar-Hillel, T. Hertz, N. Shental and D. Weinshall, "Learning a Mahalanobis
+    metric from equivalence constraints", JMLR 6 (2005), 937–965.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from psdmetric import RCA
+    >>> X = np.array([[-0.05, 3.0], [0.05, -3.0], [0.1, -3.55], [-0.1, 3.55],
+    ...               [-0.95, -0.05], [0.95, 0.05], [0.4, 0.05], [-0.4, -0.05]])
+    >>> rca = RCA().fit(X, chunks=[0, 0, 1, 1, 2, 2, 3, 3])
+
+    Within the chunklets the second feature varies most, so it weighs least:
+
+    >>> np.round(rca.get_mahalanobis_matrix(), 3)
+    array([[3.752, 0.076],
+           [0.076, 0.187]])
+    """
+
+    _parameter_constraints: dict = {
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
+        "chunk_size": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_components=None, *, n_chunks=None, chunk_size=2, random_state=None):
+        self.n_components = n_components
+        self.n_chunks = n_chunks
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, chunks=None, constraints=None):
+        """Learn the metric from chunklets, class labels or similar pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,), default=None
+            Class labels, from which chunklets are drawn; ignored with ``chunks`` or
+            ``constraints``.
+        chunks : array-like of shape (n_samples,), default=None
+            Chunklet label of each sample: samples with the same label ``>= 0`` share
+            a class; ``-1``: in no chunklet.
+        constraints : PairConstraints, default=None
+            Pairs of rows of ``X``; the similar ones are joined into chunklets.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        if chunks is not None:
+            if constraints is not None:
+                raise ValueError("Pass chunks or constraints, not both.")
+            chunklets = Chunklets(chunks)
+            if len(chunklets.chunks) != _num_samples(X):
+                raise ValueError(f"chunks has {len(chunklets.chunks)} labels but X has "
+                                 f"{_num_samples(X)} rows; give one label per row.")
+            constraints = PairConstraints(chunklets.pairs, np.ones(len(chunklets.pairs)))
+            X, _ = self._validate_fit(X, None, constraints, rng)
+        else:
+            X, side = self._validate_fit(X, y, constraints, rng)
+            chunklets = side if isinstance(side, Chunklets) else Chunklets.from_pairs(
+                side.pairs, side.labels, len(X))
+        components = rca_components(X, chunklets.chunks, self.n_components)
+        self.components_, self.chunklets_, self.n_iter_ = components, chunklets.chunks, 1
+        return self
+
+    def _constraints_from_labels(self, X, y, random_state):
+        return Chunklets.from_labels(X, y, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
+                                     random_state=random_state)
+
+
+def rca_components(X, chunks, n_components=None):
+    """``L`` with ``LᵀL`` the inverse within-chunklet covariance (reduced if asked).
+
+    ``chunks`` numbers the chunklets from 0; ``-1`` marks samples in none.
+    """
+    inside = chunks >= 0
+    members, codes = X[inside], chunks[inside]
+    means = np.zeros((codes.max() + 1, X.shape[1]))
+    np.add.at(means, codes, members)
+    means /= np.bincount(codes)[:, None]
+    centred = members - means[codes]
+    within = centred.T @ centred / len(members)
+    n_features = X.shape[1]
+    rows = n_features if n_components is None else n_components
+    if rows > n_features:
+        raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
+    if rows == n_features:
+        values, vectors = linalg.eigh(within)
+        _check_rank(values, rows, values.max(), "within-chunklet covariance", len(members),
+                    codes.max() + 1)
+        return (vectors / np.sqrt(values)) @ vectors.T
+    spread = members - members.mean(axis=0)
+    total = spread.T @ spread / len(members)
+    total_values = linalg.eigvalsh(total)
+    _check_rank(total_values, n_features, total_values.max(),
+                "total covariance of the chunklets' samples", len(members), codes.max() + 1)
+    values, vectors = linalg.eigh(within, total, subset_by_index=(0, rows - 1))
+    # The generalised eigenvalues lie in [0, 1]: C is part of S_t.
+    _check_rank(values, rows, 1.0, "within-chunklet covariance", len(members),
+                codes.max() + 1)
+    # Aᵀ S_t A = I, so Aᵀ C A = diag(values): whiten each kept direction.
+    return np.ascontiguousarray((oriented_columns(vectors) / np.sqrt(values)).T)
+
+
+def _check_rank(values, needed, scale, what, n_members, n_groups):
+    """Raise unless the ``needed`` eigenvalues are all clearly positive (vs ``scale``)."""
+    floor = _RANK_TOL * max(scale, np.finfo(float).tiny)
+    rank = int(np.sum(values > floor))
+    if rank >= needed:
+        return
+    raise ValueError(
+        f"RCA: the {what} has rank {rank} (from {n_members} samples in {n_groups} "
+        f"chunklet(s)), below the {needed} dimensions asked for, so its inverse does not "
+        f"exist. Use more or larger chunklets, set n_components <= {rank}, or remove "
+        "linearly dependent features (e.g. with sklearn.decomposition.PCA first)."
+    )
