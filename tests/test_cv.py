@@ -306,3 +306,22 @@ def test_random_pairs_are_capped_at_ten_per_sample():
     plain = LogDet(gamma=1.0, n_neighbors=None, n_constraints=300, random_state=0)
     np.testing.assert_array_equal(search.constraints_.pairs,
                                   plain.fit(X[keep], y[keep]).constraints_.pairs)
+
+
+def test_one_standard_error_rule_on_a_constructed_table():
+    choose = psdmetric._bregman._cv._one_standard_error_choice
+    # Columns: the default, a steady gain of 0.02, a larger but noisy mean gain.
+    scores = np.array([[0.80, 0.82, 0.73],
+                       [0.70, 0.72, 0.88],
+                       [0.75, 0.77, 0.63],
+                       [0.90, 0.92, 1.03]])
+    best, gain, error = choose(scores, default=0)
+    np.testing.assert_allclose(gain, [0.0, 0.02, 0.03], atol=1e-15)
+    np.testing.assert_allclose(error[2], np.std(scores[:, 2] - scores[:, 0], ddof=1) / 2)
+    assert best == 1
+    # A noisier steady gain no longer clears its standard error.
+    noisy = scores.copy()
+    noisy[:, 1] += [0.05, -0.05, 0.05, -0.05]
+    assert choose(noisy, default=0)[0] == 0
+    # Without the default in the grid the best mean wins.
+    assert choose(scores, default=None)[0] == 2
