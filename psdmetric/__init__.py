@@ -5,10 +5,12 @@ from . import _check_build  # noqa: F401
 from ._boost import PSDBoost
 from ._bregman import DefiniteBoost, LogDet, LogDetCV, VonNeumann, VonNeumannCV
 from ._closed_form import LFDA, RCA
+from ._convex import LSML, MMC, SCML, SDML
 from ._core import MahalanobisMixin, logdet_divergence, von_neumann_divergence
 from ._core import (
     DistanceTargets,
     PairConstraints,
+    QuadrupletConstraints,
     TripletConstraints,
     distance_targets_from_labels,
     pairs_from_labels,
@@ -18,7 +20,7 @@ from ._core import (
 from ._large_margin import LMNN
 from ._online import MEG, POLA, BurgRegressor, KernelPOLA, OnlineLogDet
 from ._regression import MLKR
-from ._tuples import PairsClassifier, TripletsClassifier
+from ._tuples import PairsClassifier, QuadrupletsClassifier, TripletsClassifier
 
 __version__ = "0.1.0.dev0"
 
@@ -29,9 +31,11 @@ __all__ = [
     "KernelPOLA",
     "LFDA",
     "LMNN",
+    "LSML",
     "LogDet",
     "LogDetCV",
     "MEG",
+    "MMC",
     "MLKR",
     "MahalanobisMixin",
     "OnlineLogDet",
@@ -39,7 +43,11 @@ __all__ = [
     "PSDBoost",
     "PairConstraints",
     "PairsClassifier",
+    "QuadrupletConstraints",
+    "QuadrupletsClassifier",
     "RCA",
+    "SCML",
+    "SDML",
     "TripletConstraints",
     "TripletsClassifier",
     "VonNeumann",

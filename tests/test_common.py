@@ -17,11 +17,14 @@ ESTIMATORS = [
     and issubclass(getattr(psdmetric, name), BaseEstimator)
     and not inspect.isabstract(getattr(psdmetric, name))
     and getattr(psdmetric, name) is not psdmetric.MahalanobisMixin
-    and getattr(psdmetric, name) not in (psdmetric.PairsClassifier, psdmetric.TripletsClassifier)
+    and getattr(psdmetric, name) not in (psdmetric.PairsClassifier, psdmetric.TripletsClassifier,
+                                         psdmetric.QuadrupletsClassifier)
 ]
-# The meta-estimators on pairs and triplets, around a seeded learner of their kind.
+# The meta-estimators on pairs, triplets and quadruplets, around a seeded learner of
+# their kind.
 META_ESTIMATORS = [psdmetric.PairsClassifier(psdmetric.LogDet(random_state=0)),
-                   psdmetric.TripletsClassifier(psdmetric.PSDBoost(random_state=0))]
+                   psdmetric.TripletsClassifier(psdmetric.PSDBoost(random_state=0)),
+                   psdmetric.QuadrupletsClassifier(psdmetric.LSML(random_state=0))]
 
 
 def test_every_estimator_is_checked():
@@ -30,6 +33,7 @@ def test_every_estimator_is_checked():
 
 # The searches fit a learner per candidate and fold: a small grid keeps the checks quick.
 CHECK_PARAMS = {psdmetric.LogDetCV: {"gammas": (0.1, 1.0), "cv": 3},
+                psdmetric.SCML: {"max_iter": 1000, "output_iter": 100},
                 psdmetric.VonNeumannCV: {"gammas": (0.1, 1.0), "cv": 3}}
 
 

@@ -11,6 +11,7 @@ from ._guards import AtomicFit, check_informative, check_scale
 from ._constraints import (
     DistanceTargets,
     PairConstraints,
+    QuadrupletConstraints,
     TripletConstraints,
     check_bounds,
     check_indices,
@@ -19,6 +20,7 @@ from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violat
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
+from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
     distance_targets_from_labels,
@@ -36,6 +38,7 @@ __all__ = [
     "MahalanobisMixin",
     "PairClassifierMixin",
     "PairConstraints",
+    "QuadrupletConstraints",
     "Round",
     "TripletConstraints",
     "check_bounds",
@@ -53,6 +56,7 @@ __all__ = [
     "pair_squared_distances",
     "paired_rows",
     "pairs_from_labels",
+    "project_psd",
     "rank_one_eigen_update",
     "screen_violations",
     "squared_distance_bounds",

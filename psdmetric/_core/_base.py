@@ -13,7 +13,13 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._constraints import DistanceTargets, PairConstraints, TripletConstraints, check_indices
+from ._constraints import (
+    DistanceTargets,
+    PairConstraints,
+    QuadrupletConstraints,
+    TripletConstraints,
+    check_indices,
+)
 from ._guards import (
     SCALE_LIMITS,
     AtomicFit,
@@ -24,6 +30,7 @@ from ._guards import (
 
 _CONSTRAINT_TYPES = {
     "pairs": PairConstraints,
+    "quadruplets": QuadrupletConstraints,
     "targets": DistanceTargets,
     "triplets": TripletConstraints,
 }
@@ -54,8 +61,9 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
     transform ``X Lᵀ``, the Mahalanobis matrix ``M = LᵀL``, pair distances and a
     metric callable for :class:`~sklearn.neighbors.KNeighborsClassifier`. It has no
     parameters of its own; subclasses set ``_constraint_kind`` to ``"pairs"``,
-    ``"targets"`` or ``"triplets"`` (the constraint type they take), have the
-    parameters that type's ``from_labels`` reads (its ``label_parameters``), and fit
+    ``"targets"``, ``"triplets"`` or ``"quadruplets"`` (the constraint type they
+    take), have the parameters that type's ``from_labels`` reads (its
+    ``label_parameters``), and fit
     ``components_``, ``n_iter_`` and ``n_features_in_``.
 
     Fitting is all-or-nothing (``AtomicFit``): after a failed or interrupted ``fit``
@@ -181,9 +189,10 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
         warn_if_out_of_core(X, name)
         given = np.asarray(X) if isinstance(X, (list, tuple)) else X
         shape, dtype = getattr(given, "shape", ()), getattr(given, "dtype", None)
-        kind = {2: "pairs", 3: "triplets"}.get(shape[1] if len(shape) == 3 else 0)
+        kind = {2: "pairs", 3: "triplets", 4: "quadruplets"}.get(
+            shape[1] if len(shape) == 3 else 0)
         if kind is not None:
-            fits_kind = (kind == "triplets") == (self._constraint_kind == "triplets")
+            fits_kind = kind == self._constraint_kind.replace("targets", "pairs")
             raise ValueError(
                 f"{name}.fit takes samples X of shape (n_samples, n_features); got shape "
                 f"{shape}, which looks like {kind} of points. Learn from them with "

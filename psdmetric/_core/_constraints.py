@@ -1,4 +1,4 @@
-"""The constraint types: pairs, distance targets and triplets on rows of ``X``.
+"""The constraint types: pairs, distance targets, triplets and quadruplets on rows of ``X``.
 
 Users who already have side information pass one of them to ``fit(X, constraints=...)``;
 learners that start from labels get them from each type's ``from_labels``, which draws
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DistanceTargets", "PairConstraints", "TripletConstraints"]
+__all__ = ["DistanceTargets", "PairConstraints", "QuadrupletConstraints", "TripletConstraints"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,90 @@ class TripletConstraints:
         return triplets_from_labels(X, y, n_neighbors, max_triplets, random_state)
 
 
+@dataclass(frozen=True)
+class QuadrupletConstraints:
+    """Quadruplets ``(a, b, c, d)`` asking that ``d(a, b) < d(c, d)``.
+
+    Relative comparisons of two pairs (Liu, Gao, Mu, Li & Yan (2012)): the pair
+    ``(a, b)`` is more alike than the pair ``(c, d)``.
+
+    Parameters
+    ----------
+    quadruplets : array-like of shape (n_quadruplets, 4)
+        Row indices into ``X``: the closer pair ``(a, b)``, then the farther ``(c, d)``.
+
+    Attributes
+    ----------
+    quadruplets : ndarray of shape (n_quadruplets, 4)
+        The validated row indices, as integers.
+
+    Notes
+    -----
+    A quadruplet whose two pairs are the same unordered pair asks ``d < d``, which no
+    metric meets: it raises ``ValueError``.
+
+    Examples
+    --------
+    >>> from psdmetric import QuadrupletConstraints
+    >>> QuadrupletConstraints([[0, 1, 0, 2]]).quadruplets.shape
+    (1, 4)
+    """
+
+    quadruplets: np.ndarray
+
+    def __post_init__(self):
+        quadruplets = _as_index_array(self.quadruplets, 4, "quadruplets")
+        first, second = np.sort(quadruplets[:, :2], axis=1), np.sort(quadruplets[:, 2:], axis=1)
+        same = np.all(first == second, axis=1)
+        if same.any():
+            row = int(np.flatnonzero(same)[0])
+            raise ValueError(
+                f"QuadrupletConstraints: row {row}, {quadruplets[row].tolist()}, compares "
+                "a pair with itself (d(a, b) < d(a, b) cannot hold); remove it."
+            )
+        object.__setattr__(self, "quadruplets", quadruplets)
+
+    # The learner parameters ``from_labels`` reads (a learner fitted on labels has them).
+    label_parameters = ("n_constraints",)
+
+    @classmethod
+    def from_labels(cls, X, y, *, n_constraints=None, random_state=None):
+        """Quadruplets (same-class pair, different-class pair) drawn from class labels.
+
+        The pairs are drawn as :func:`pairs_from_labels` draws random pairs; the i-th
+        similar pair is compared with the i-th dissimilar pair.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The samples (unused: the draw reads only the labels).
+        y : array-like of shape (n_samples,)
+            Class labels.
+        n_constraints : int, default=None
+            Number of quadruplets; ``None`` means ``20 * n_classes**2`` (metric-learn's
+            LSML_Supervised). Fewer come back when the data hold fewer distinct pairs.
+        random_state : int, RandomState instance or None
+            Seed for the draw.
+
+        Returns
+        -------
+        constraints : QuadrupletConstraints
+        """
+        # Imported here: the samplers build constraint types, so they import this module.
+        from ._sampling import pairs_from_labels
+
+        if n_constraints is None:
+            n_constraints = 20 * len(np.unique(y)) ** 2
+        pairs = pairs_from_labels(y, 2 * n_constraints, random_state)
+        similar = pairs.pairs[pairs.labels == 1]
+        dissimilar = pairs.pairs[pairs.labels == -1]
+        count = min(len(similar), len(dissimilar), n_constraints)
+        if count == 0:
+            raise ValueError("Quadruplets need a same-class pair and a different-class "
+                             "pair; y has no class with two samples.")
+        return cls(np.hstack([similar[:count], dissimilar[:count]]))
+
+
 def _reject_contradictions(pairs, labels):
     """Raise if one unordered pair is labelled both similar and dissimilar."""
     low, high = np.sort(pairs, axis=1).T
@@ -263,9 +347,8 @@ def check_bounds(bounds):
 
 def check_indices(constraints, n_samples):
     """Raise if any index of ``constraints`` is not a row of an ``n_samples``-row X."""
-    indices = constraints.triplets if isinstance(constraints, TripletConstraints) else (
-        constraints.pairs
-    )
+    indices = next(getattr(constraints, name) for name in ("triplets", "quadruplets", "pairs")
+                   if hasattr(constraints, name))
     if indices.max() >= n_samples:
         raise ValueError(
             f"constraints refer to row {indices.max()}, but X has only {n_samples} rows."

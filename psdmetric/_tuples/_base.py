@@ -78,7 +78,9 @@ class _TupleEstimator(AtomicFit, BaseEstimator):
                 X = check_array(X, allow_nd=True, input_name="X")
                 if X.shape[1] != width:
                     hint = {2: " For pairs use PairsClassifier.",
-                            3: " For triplets use TripletsClassifier."}.get(X.shape[1], "")
+                            3: " For triplets use TripletsClassifier.",
+                            4: " For quadruplets use QuadrupletsClassifier."}
+                    hint = hint.get(X.shape[1], "")
                     raise ValueError(
                         f"{name} must have shape (n_{name}, {width}, n_features); got "
                         f"{X.shape}.{hint}"
@@ -147,10 +149,12 @@ class _TupleEstimator(AtomicFit, BaseEstimator):
 
     def _check_learner_kind(self):
         kind = getattr(self.learner, "_constraint_kind", None)
-        if kind in {2: ("pairs", "targets"), 3: ("triplets",)}[self._tuple_size]:
+        if kind in {2: ("pairs", "targets"), 3: ("triplets",),
+                    4: ("quadruplets",)}[self._tuple_size]:
             return
         other = {"pairs": "PairsClassifier", "targets": "PairsClassifier",
-                 "triplets": "TripletsClassifier"}.get(kind)
+                 "triplets": "TripletsClassifier",
+                 "quadruplets": "QuadrupletsClassifier"}.get(kind)
         if kind == "labels":
             raise TypeError(
                 f"{type(self.learner).__name__} chooses its parameters by k-NN accuracy on "

@@ -1,0 +1,298 @@
+"""MMC: metric learning for clustering with side information (Xing, Ng, Jordan & Russell, 2002).
+
+Full: maximise ``g(M) = Σ_D d_M(x_i, x_j)`` over PSD ``M`` with ``Σ_S d²_M(x_i, x_j) ≤ 1``
+(§2.1), by gradient ascent on ``g`` with projections onto the intersection of the
+similar-pair half-space and the PSD cone (``_core._projections``), made exact by working
+in coordinates where the half-space is a trace bound. ``g`` is
+concave and the constraints convex, so every local maximum is the global one.
+Diagonal: minimise ``Σ_S d²_w − c log Σ_D d_w`` over ``w ≥ 0`` by Newton–Raphson (§2.2).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import linalg
+from sklearn.base import _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+
+from .._core import (
+    ArrayCheckpoint,
+    MahalanobisMixin,
+    Round,
+    iterate,
+    one_blas_thread,
+    project_psd,
+)
+from ._common import components_from_metric
+
+# Armijo's sufficient-change fraction; step halvings before a round gives up.
+_ARMIJO, _MAX_HALVINGS = 1e-4, 60
+# Ridge of a singular similar-pair scatter, relative to its mean eigenvalue.
+_SCATTER_RIDGE = 1e-6
+
+
+class MMC(MahalanobisMixin):
+    """Mahalanobis metric for clustering (MMC), full or diagonal.
+
+    Finds the metric that spreads dissimilar pairs as far apart as possible while
+    keeping similar pairs together (Xing, Ng, Jordan & Russell, 2002)::
+
+        maximise   Σ_(i,j)∈D ‖x_i − x_j‖_M
+        subject to Σ_(i,j)∈S ‖x_i − x_j‖²_M ≤ 1,  M ⪰ 0.
+
+    The full problem is solved by projected gradient ascent (the paper's §2.1, with
+    an exact projection onto the constraint set and Armijo steps); the
+    diagonal one, ``M = diag(w)``, in its penalised form ``min Σ_S d²_w − c log Σ_D
+    d_w`` by Newton–Raphson (§2.2). Both are convex: the result is the optimum.
+
+    Read more in the :ref:`User Guide <convex>`.
+
+    Parameters
+    ----------
+    diagonal : bool, default=False
+        Learn a diagonal metric (a weight per feature).
+
+    diagonal_c : float, default=1.0
+        Weight ``c`` of the dissimilar-pair term of the diagonal problem.
+
+    n_constraints : int, default=None
+        Random pairs drawn from labels, half similar, half dissimilar (see
+        :func:`pairs_from_labels`); ``None``: ``40 * n_classes**2``.
+
+    n_neighbors : int, default=None
+        Draw each sample's nearest same-class and other-class neighbours as pairs
+        instead of random pairs.
+
+    max_iter : int, default=1000
+        Maximum number of ascent (full) or Newton (diagonal) iterations.
+
+    tol : float, default=1e-6
+        Stop when an iteration improves the objective by at most ``tol`` times its
+        value.
+
+    verbose : int, default=0
+        Print a table row per iteration.
+
+    random_state : int, RandomState instance or None, default=None
+        Seed of the pairs drawn from labels.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``L`` with ``LᵀL = M``, one row per positive eigenvalue of ``M``.
+
+    objective_ : float
+        Full: ``Σ_D d_M`` at the solution (where ``Σ_S d²_M = 1``). Diagonal:
+        ``Σ_S d²_w − c log Σ_D d_w``.
+
+    n_iter_ : int
+        Iterations of the last fit.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X is a DataFrame with string names.
+
+    See Also
+    --------
+    SDML : Pairs through a sparse inverse covariance.
+
+    References
+    ----------
+    E. P. Xing, A. Y. Ng, M. I. Jordan and S. Russell, "Distance metric learning, with
+    application to clustering with side-information", NIPS 15 (2002).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from psdmetric import MMC
+    >>> X, y = load_wine(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), MMC(random_state=0), KNeighborsClassifier(5))
+    >>> round(model.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 3)
+    0.899
+    """
+
+    _parameter_constraints: dict = {
+        "diagonal": ["boolean"],
+        "diagonal_c": [Interval(Real, 0, None, closed="neither")],
+        "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
+        "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, diagonal=False, diagonal_c=1.0, n_constraints=None,
+                 n_neighbors=None, max_iter=1000, tol=1e-6, verbose=0,
+                 random_state=None):
+        self.diagonal = diagonal
+        self.diagonal_c = diagonal_c
+        self.n_constraints = n_constraints
+        self.n_neighbors = n_neighbors
+        self.max_iter = max_iter
+        self.tol = tol
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Learn the metric from class labels or from labelled pairs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,), default=None
+            Class labels; ignored when ``constraints`` is given.
+        constraints : PairConstraints, default=None
+            Similar (+1) and dissimilar (-1) pairs of rows of ``X``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        X, constraints = self._validate_fit(X, y, constraints, rng)
+        differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+        similar = differences[constraints.labels == 1]
+        dissimilar = differences[constraints.labels == -1]
+        if not np.any(dissimilar) or not np.any(similar):
+            side = "dissimilar" if not np.any(dissimilar) else "similar"
+            raise ValueError(f"MMC needs a {side} pair of distinct points; the "
+                             f"constraints have none.")
+        if self.diagonal:
+            solver = _DiagonalNewton(similar, dissimilar, self.diagonal_c)
+            unit, columns = "iteration", (("objective", ".8e"), ("step", ".2e"))
+        else:
+            solver = _ProjectedAscent(similar, dissimilar)
+            unit, columns = "iteration", (("sum dissim.", ".8e"), ("step", ".2e"))
+        with np.errstate(divide="ignore", invalid="ignore"), one_blas_thread():
+            n_iter = iterate(lambda: solver.round(self.tol), ArrayCheckpoint(solver.state),
+                             max_iter=self.max_iter, verbose=self.verbose, name="MMC",
+                             unit=unit, columns=columns)
+        metric, objective = solver.result()
+        self.components_ = components_from_metric(metric)
+        self.objective_, self.n_iter_ = objective, n_iter
+        return self
+
+
+def dissimilar_sum(dissimilar, M):
+    """``Σ_D d_M``, the full problem's objective, with the distances."""
+    distances = np.sqrt(np.maximum(np.einsum("ij,ij->i", dissimilar @ M, dissimilar), 0.0))
+    return distances.sum(), distances
+
+
+class _ProjectedAscent:
+    """Projected gradient ascent on ``Σ_D d_M`` over ``{tr(S M) ≤ 1} ∩ PSD`` (paper, §2.1).
+
+    In the coordinates ``N = R M Rᵀ`` (``S = RᵀR``, Cholesky) the similar-pair
+    half-space is ``tr(N) ≤ 1``, so the projection onto its intersection with the PSD
+    cone is exact: one eigendecomposition (``project_psd`` with ``trace=1``). Steps
+    follow Armijo's rule along the projection arc, each starting at twice the last.
+    """
+
+    def __init__(self, similar, dissimilar):
+        scatter = similar.T @ similar
+        # A singular S (fewer similar directions than features) leaves the problem
+        # unbounded along its null space: a ridge of 1e-6 of its mean eigenvalue bounds it.
+        scatter += _SCATTER_RIDGE * np.trace(scatter) / len(scatter) * np.eye(len(scatter))
+        self.factor = linalg.cholesky(scatter, lower=False)
+        self.dissimilar = linalg.solve_triangular(self.factor, dissimilar.T, trans="T").T
+        # The state: N, then the last step length in a row of its own.
+        self.state = np.zeros((len(scatter) + 1, len(scatter)))
+        self.N, self.step = self.state[:-1], self.state[-1, :1]
+        self.N[...] = np.eye(len(scatter)) / len(scatter)
+        self.step[0] = 1.0
+
+    def ascent(self, N):
+        """``Σ_D d`` and its gradient in ``N``."""
+        total, distances = dissimilar_sum(self.dissimilar, N)
+        floor = np.finfo(float).eps * max(distances.max(), np.finfo(float).tiny)
+        weights = 0.5 / np.maximum(distances, floor)
+        return total, (self.dissimilar.T * weights) @ self.dissimilar
+
+    def round(self, tol):
+        N = self.N
+        value, gradient = self.ascent(N)
+        step = 2.0 * self.step[0]
+        for _ in range(_MAX_HALVINGS):
+            trial = project_psd(N + step * gradient, trace=1.0)
+            trial_value = dissimilar_sum(self.dissimilar, trial)[0]
+            if trial_value >= value + _ARMIJO * np.vdot(gradient, trial - N):
+                break
+            step /= 2.0
+        else:
+            return Round((value, 0.0), converged=True)
+        gain = trial_value - value
+        N[...], self.step[0] = trial, step
+        return Round((trial_value, step), converged=gain <= tol * trial_value)
+
+    def result(self):
+        inverse = linalg.solve_triangular(self.factor, np.eye(len(self.N)))
+        M = inverse @ self.N @ inverse.T
+        return (M + M.T) / 2.0, dissimilar_sum(self.dissimilar, self.N)[0]
+
+
+def diagonal_objective(similar, dissimilar, w, c):
+    """``Σ_S d²_w − c log Σ_D d_w`` for the diagonal metric ``diag(w)``."""
+    total = np.sqrt(np.maximum((dissimilar**2) @ w, 0.0)).sum()
+    return (similar**2).sum(axis=0) @ w - c * np.log(total)
+
+
+class _DiagonalNewton:
+    """Projected Newton–Raphson on the diagonal problem over ``w ≥ 0`` (paper, §2.2)."""
+
+    def __init__(self, similar, dissimilar, c):
+        self.similar, self.dissimilar, self.c = similar, dissimilar, c
+        self.squares, self.scatter = dissimilar**2, (similar**2).sum(axis=0)
+        self.state = np.ones(similar.shape[1])
+        self.value = diagonal_objective(similar, dissimilar, self.state, c)
+
+    def derivatives(self, w):
+        """Gradient and Hessian of the objective at ``w``."""
+        distances = np.sqrt(self.squares @ w)
+        total = distances.sum()
+        inverse = np.where(distances > 0, 1.0 / distances, 0.0)
+        first = self.squares.T @ (0.5 * inverse) / total
+        second = -(self.squares.T * (0.25 * inverse**3)) @ self.squares / total
+        hessian = -self.c * (second - np.outer(first, first))
+        return self.scatter - self.c * first, hessian
+
+    def round(self, tol):
+        w = self.state
+        gradient, hessian = self.derivatives(w)
+        # Bound-constrained Newton (Bertsekas): variables at 0 pushed outward move alone.
+        held = (w <= 0) & (gradient > 0)
+        free = ~held
+        step = np.zeros_like(w)
+        diagonal = np.maximum(np.diag(hessian), np.finfo(float).tiny)
+        ridge = 1e-10 * diagonal.max()
+        step[held] = gradient[held] / diagonal[held]
+        if free.any():
+            step[free] = linalg.solve(hessian[np.ix_(free, free)] + ridge * np.eye(free.sum()),
+                                      gradient[free], assume_a="pos")
+        length = 1.0
+        for _ in range(60):
+            trial = np.maximum(w - length * step, 0.0)
+            if trial.any():
+                value = diagonal_objective(self.similar, self.dissimilar, trial, self.c)
+                if value <= self.value - _ARMIJO * gradient @ (w - trial):
+                    break
+            length /= 2.0
+        else:
+            return Round((self.value, 0.0), converged=True)
+        decrease = self.value - value
+        w[...], self.value = trial, value
+        return Round((value, length),
+                     converged=decrease <= tol * max(abs(value), np.finfo(float).tiny))
+
+    def result(self):
+        w = self.state
+        return np.diag(w), diagonal_objective(self.similar, self.dissimilar, w, self.c)

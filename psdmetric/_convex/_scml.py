@@ -1,0 +1,305 @@
+"""SCML: sparse compositional metric learning (Shi, Bellet & Sha, 2014).
+
+The metric is a sparse non-negative combination of rank-one bases, ``M = Σ_i w_i b_i
+b_iᵀ``; the weights minimise the mean triplet hinge loss plus an L1 penalty::
+
+    min_(w ≥ 0)  (1/T) Σ_t [1 + Σ_i w_i (⟨b_i, x − x⁺⟩² − ⟨b_i, x − x⁻⟩²)]₊ + β Σ_i w_i,
+
+by the paper's stochastic composite scheme: regularised dual averaging with AdaGrad
+step sizes on mini-batches (§3.2), as metric-learn runs it. A triplet's row of
+``Δ_ti = ⟨b_i, x − x⁺⟩² − ⟨b_i, x − x⁻⟩²`` comes from the projections ``X Bᵀ``: the
+T × K matrix is formed once when it is small, otherwise each row only when drawn (and
+the objective in chunks). A round is ``output_iter`` updates (compiled,
+``_scml_kernels.pyx``), after which the objective is evaluated and the best weights kept.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core import (
+    ArrayCheckpoint,
+    MahalanobisMixin,
+    Round,
+    TripletConstraints,
+    iterate,
+    one_blas_thread,
+)
+from ._common import components_from_metric
+from ._scml_basis import default_lda_bases, knn_triplets, lda_basis, triplet_difference_basis
+from ._scml_kernels import dual_averaging_updates
+
+# AdaGrad's offset (metric-learn's delta); triplet rows formed at once in an evaluation.
+_DELTA, _CHUNK = 1e-3, 4096
+# Values of Δ formed at once: all T × K rows up to _FULL_ROWS (128 MiB), else per
+# block of draws.
+_FULL_ROWS, _BLOCK_ROWS = 2**24, 2**21
+
+
+class SCML(MahalanobisMixin):
+    """Sparse compositional metric learning (SCML) from triplets or labels.
+
+    Learns ``M = Σ_i w_i b_i b_iᵀ`` with sparse weights ``w ≥ 0`` on a set of rank-one
+    bases ``b_i``, from triplets ``(x, x⁺, x⁻)`` asking ``x`` to be closer to ``x⁺``
+    than to ``x⁻`` by a unit margin (Shi, Bellet & Sha, 2014)::
+
+        min_(w ≥ 0)  (1/T) Σ_t [1 + d²_w(x, x⁺) − d²_w(x, x⁻)]₊ + beta Σ_i w_i.
+
+    With labels, the bases are local discriminant directions and the triplets join
+    each sample with its nearest same-class and other-class samples (metric-learn's
+    SCML_Supervised); with triplets, the bases come from their differences.
+
+    Read more in the :ref:`User Guide <convex>`.
+
+    Parameters
+    ----------
+    beta : float, default=1e-5
+        Weight of the L1 penalty (sparsity of ``w``).
+
+    basis : {"auto", "lda", "triplet_diffs"} or array of shape (n_basis, n_features), \
+            default="auto"
+        ``"lda"``: discriminant directions of neighbourhoods of k-means centres
+        (needs labels); ``"triplet_diffs"``: eigenvectors of the difference scatters
+        of random groups of triplets; ``"auto"``: ``"lda"`` with labels,
+        ``"triplet_diffs"`` with constraints; an array: the bases as rows.
+
+    n_basis : int, default=None
+        Number of bases; ``None``: ``min(20 d, 2 n (c − 1) − 1)`` for ``"lda"``,
+        ``80 d`` for ``"triplet_diffs"``.
+
+    gamma : float, default=5e-3
+        Learning rate of the dual averaging.
+
+    max_iter : int, default=10000
+        Number of stochastic updates.
+
+    output_iter : int, default=500
+        Updates per round; the objective is evaluated (and the best ``w`` kept)
+        after each round.
+
+    batch_size : int, default=10
+        Triplets per update.
+
+    tol : float, default=1e-4
+        Stop when the objective of a round's weights differs from the last round's by
+        at most ``tol`` times its value.
+
+    k_genuine : int, default=3
+        Same-class neighbours per sample in the triplets from labels.
+
+    k_impostor : int, default=10
+        Other-class neighbours per sample in the triplets from labels.
+
+    verbose : int, default=0
+        Print a table row per round.
+
+    random_state : int, RandomState instance or None, default=None
+        Seed of the k-means, the basis groups and the mini-batches.
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        ``L`` with ``LᵀL = M``.
+
+    basis_ : ndarray of shape (n_basis, n_features)
+        The rank-one bases, as rows.
+
+    weights_ : ndarray of shape (n_basis,)
+        The learned non-negative weights (mostly zero).
+
+    objective_ : float
+        The objective at ``weights_``.
+
+    n_iter_ : int
+        Rounds of the last fit.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Names of features seen during fit, when X is a DataFrame with string names.
+
+    See Also
+    --------
+    TripletsClassifier : Triplets of points as samples.
+
+    References
+    ----------
+    Y. Shi, A. Bellet and F. Sha, "Sparse compositional metric learning", AAAI 2014.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from psdmetric import SCML
+    >>> X, y = load_wine(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), SCML(random_state=0), KNeighborsClassifier(5))
+    >>> round(model.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 3)
+    0.966
+    """
+
+    _constraint_kind = "triplets"
+
+    _parameter_constraints: dict = {
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "basis": [StrOptions({"auto", "lda", "triplet_diffs"}), "array-like"],
+        "n_basis": [Interval(Integral, 1, None, closed="left"), None],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "output_iter": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "k_genuine": [Interval(Integral, 1, None, closed="left")],
+        "k_impostor": [Interval(Integral, 1, None, closed="left")],
+        "verbose": ["verbose"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, beta=1e-5, *, basis="auto", n_basis=None, gamma=5e-3, max_iter=10000,
+                 output_iter=500, batch_size=10, tol=1e-4, k_genuine=3, k_impostor=10,
+                 verbose=0, random_state=None):
+        self.beta = beta
+        self.basis = basis
+        self.n_basis = n_basis
+        self.gamma = gamma
+        self.max_iter = max_iter
+        self.output_iter = output_iter
+        self.batch_size = batch_size
+        self.tol = tol
+        self.k_genuine = k_genuine
+        self.k_impostor = k_impostor
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *, constraints=None):
+        """Learn the metric from class labels or from triplets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training samples.
+        y : array-like of shape (n_samples,), default=None
+            Class labels; ignored when ``constraints`` is given.
+        constraints : TripletConstraints, default=None
+            Triplets ``(i, j, k)`` of rows of ``X``: ``i`` closer to ``j`` than to ``k``.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        rng = check_random_state(self.random_state)
+        X, checked = self._validate_fit(X, y, constraints, rng)
+        codes = None if constraints is not None else checked[1]
+        triplets = (constraints if constraints is not None else checked[0]).triplets
+        if self.output_iter > self.max_iter:
+            raise ValueError(f"output_iter={self.output_iter} must be at most "
+                             f"max_iter={self.max_iter}.")
+        basis = self._basis(X, codes, triplets, rng)
+        solver = _DualAveraging(X @ basis.T, triplets, self.beta, self.gamma, self.batch_size)
+        n_rounds = -(-self.max_iter // self.output_iter)
+        checkpoint = ArrayCheckpoint(solver.state, solver.scalars)
+        with one_blas_thread():
+            n_iter = iterate(lambda: solver.round(self.output_iter, self.tol, rng), checkpoint,
+                             max_iter=n_rounds, verbose=self.verbose, name="SCML",
+                             unit="round", columns=(("objective", ".6e"), ("best", ".6e"),
+                                                    ("nonzero", "d")))
+        weights = solver.best_weights.copy()
+        self.components_ = components_from_metric((basis.T * weights) @ basis)
+        self.basis_, self.weights_ = basis, weights
+        self.objective_, self.n_iter_ = solver.best_value, n_iter
+        return self
+
+    def _constraints_from_labels(self, X, y, random_state):
+        codes = np.unique(y, return_inverse=True)[1].ravel()
+        triplets = knn_triplets(X, codes, self.k_genuine, self.k_impostor)
+        return TripletConstraints(triplets), codes
+
+    def _basis(self, X, codes, triplets, rng):
+        """The bases as unit rows (an array ``basis`` is used as given)."""
+        kind = self.basis
+        if not isinstance(kind, str):
+            basis = check_array(kind, input_name="basis")
+            if basis.shape[1] != X.shape[1]:
+                raise ValueError(f"basis must have {X.shape[1]} columns (n_features); got "
+                                 f"shape {basis.shape}.")
+            return basis
+        if kind == "auto":
+            kind = "triplet_diffs" if codes is None else "lda"
+        if kind == "lda":
+            if codes is None:
+                raise ValueError("basis='lda' needs class labels y; with constraints= use "
+                                 "basis='triplet_diffs' or an array.")
+            n_basis = self.n_basis or default_lda_bases(*X.shape, codes.max() + 1)
+            return lda_basis(X, codes, n_basis, rng)
+        return triplet_difference_basis(X, triplets, self.n_basis or 80 * X.shape[1], rng)
+
+
+class _DualAveraging:
+    """Regularised dual averaging with AdaGrad steps on the SCML objective (§3.2)."""
+
+    def __init__(self, projections, triplets, beta, gamma, batch_size):
+        self.projections, self.triplets = projections, triplets
+        self.beta, self.gamma, self.batch_size = beta, gamma, batch_size
+        # All rows Δ at once when they fit in _FULL_ROWS values, else formed when drawn.
+        size = len(triplets) * projections.shape[1]
+        self.deltas = None
+        if size <= _FULL_ROWS:
+            self.deltas = self.rows(np.arange(len(triplets)))
+        # Rows: the weights, the mean gradient, the sum of squared gradients, the best
+        # weights; scalars: the update count, the best and the last objective (for Ctrl-C).
+        # The best is over the rounds' weights (as metric-learn), never the zero start.
+        self.state = np.zeros((4, projections.shape[1]))
+        self.weights, self.mean_gradient, self.squared_sum, self.best_weights = self.state
+        self.scalars = np.array([0.0, np.inf, np.inf])
+
+    @property
+    def best_value(self):
+        return self.scalars[1]
+
+    def rows(self, index):
+        """``Δ`` rows of the triplets ``index``: squared projected differences, + minus −."""
+        anchor, near, far = (self.projections[self.triplets[index, k]] for k in range(3))
+        return (anchor - near) ** 2 - (anchor - far) ** 2
+
+    def value(self, weights):
+        """Mean hinge over all triplets (in chunks) plus ``beta Σ w``."""
+        if self.deltas is not None:
+            slack = 1.0 + self.deltas @ weights
+            return np.maximum(slack, 0.0).sum() / len(slack) + self.beta * weights.sum()
+        total = 0.0
+        for start in range(0, len(self.triplets), _CHUNK):
+            chunk = np.arange(start, min(start + _CHUNK, len(self.triplets)))
+            slack = 1.0 + self.rows(chunk) @ weights
+            total += np.maximum(slack, 0.0).sum()
+        return total / len(self.triplets) + self.beta * weights.sum()
+
+    def round(self, n_updates, tol, rng):
+        draws = rng.randint(len(self.triplets), size=(n_updates, self.batch_size))
+        if self.deltas is not None:
+            self.run(self.deltas, draws)
+        else:
+            per_block = max(1, _BLOCK_ROWS // (self.batch_size * self.projections.shape[1]))
+            for start in range(0, n_updates, per_block):
+                block = draws[start:start + per_block]
+                self.run(self.rows(block.ravel()), np.arange(block.size).reshape(block.shape))
+        value, last = self.value(self.weights), self.scalars[2]
+        if value < self.best_value:
+            self.scalars[1] = value
+            self.best_weights[...] = self.weights
+        self.scalars[2] = value
+        return Round((value, self.best_value, int(np.count_nonzero(self.best_weights))),
+                     converged=abs(last - value) <= tol * abs(value))
+
+    def run(self, rows, draws):
+        """The compiled updates on mini-batches ``draws`` of ``rows``."""
+        self.scalars[0] = dual_averaging_updates(
+            rows, np.ascontiguousarray(draws, dtype=np.intp), self.weights,
+            self.mean_gradient, self.squared_sum, self.scalars[0], beta=self.beta,
+            gamma=self.gamma, delta=_DELTA)

@@ -1,0 +1,98 @@
+"""MMC (Xing, Ng, Jordan & Russell, 2002): the optimum against cvxpy, derivatives, projections."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine
+from sklearn.preprocessing import StandardScaler
+
+from psdmetric import MMC, PairConstraints, pairs_from_labels
+from psdmetric._convex._mmc import _DiagonalNewton, _ProjectedAscent, diagonal_objective
+from psdmetric._core import project_psd
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:, :5]
+    constraints = pairs_from_labels(y, 60, 0)
+    differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    return X, constraints, differences[constraints.labels == 1], differences[
+        constraints.labels == -1]
+
+
+def test_full_mmc_reaches_the_convex_optimum(problem):
+    X, constraints, similar, dissimilar = problem
+    model = MMC().fit(X, constraints=constraints)
+    M = cp.Variable((5, 5), PSD=True)
+    spread = cp.sum(cp.hstack([cp.sqrt(cp.quad_form(v, M)) for v in dissimilar]))
+    optimum = cp.Problem(cp.Maximize(spread),
+                         [cp.trace(similar.T @ similar @ M) <= 1]).solve(solver="CLARABEL")
+    learned = model.get_mahalanobis_matrix()
+    assert model.objective_ == pytest.approx(optimum, rel=1e-5)
+    # The learned metric is feasible and attains its reported objective.
+    assert np.einsum("ij,jk,ik->", similar, learned, similar) <= 1 + 1e-6
+    assert np.sqrt(np.einsum("ij,jk,ik->i", dissimilar, learned, dissimilar)).sum() == \
+        pytest.approx(model.objective_, rel=1e-6)
+    assert np.linalg.eigvalsh(learned).min() >= -1e-12
+
+
+def test_diagonal_mmc_reaches_the_convex_optimum(problem):
+    X, constraints, similar, dissimilar = problem
+    model = MMC(diagonal=True, diagonal_c=2.0).fit(X, constraints=constraints)
+    w = cp.Variable(5, nonneg=True)
+    objective = (similar**2).sum(0) @ w - 2.0 * cp.log(cp.sum(cp.sqrt((dissimilar**2) @ w)))
+    optimum = cp.Problem(cp.Minimize(objective)).solve(solver="CLARABEL")
+    M = model.get_mahalanobis_matrix()
+    assert model.objective_ == pytest.approx(optimum, rel=1e-7, abs=1e-7)
+    assert np.allclose(M, np.diag(np.diag(M)), atol=1e-12) and np.diag(M).min() >= 0
+
+
+def test_gradients_match_finite_differences(problem):
+    _, _, similar, dissimilar = problem
+    rng = np.random.RandomState(0)
+    ascent = _ProjectedAscent(similar, dissimilar)
+    A = rng.randn(5, 5)
+    N = A @ A.T + np.eye(5)
+    direction = rng.randn(5, 5)
+    direction = direction + direction.T
+    value, gradient = ascent.ascent(N)
+    h = 1e-6
+    numeric = (ascent.ascent(N + h * direction)[0] - ascent.ascent(N - h * direction)[0]) / 2 / h
+    assert np.vdot(gradient, direction) == pytest.approx(numeric, rel=1e-6)
+
+    newton = _DiagonalNewton(similar, dissimilar, 1.5)
+    w = rng.rand(5) + 0.5
+    first, hessian = newton.derivatives(w)
+    step = np.eye(5) * h
+    f = [diagonal_objective(similar, dissimilar, w + s, 1.5) -
+         diagonal_objective(similar, dissimilar, w - s, 1.5) for s in step]
+    assert np.allclose(first, np.array(f) / 2 / h, rtol=1e-6)
+    g = [(newton.derivatives(w + s)[0] - newton.derivatives(w - s)[0]) / 2 / h for s in step]
+    assert np.allclose(hessian, np.array(g), rtol=1e-5, atol=1e-8)
+
+
+def test_psd_projection_with_a_trace_bound_is_the_nearest_point():
+    rng = np.random.RandomState(1)
+    for trace in (0.5, 3.0, 100.0):
+        B = rng.randn(4, 4)
+        B = B + B.T
+        A = cp.Variable((4, 4), PSD=True)
+        cp.Problem(cp.Minimize(cp.sum_squares(A - B)), [cp.trace(A) <= trace]).solve(
+            solver="CLARABEL")
+        projected = project_psd(B, trace=trace)
+        assert np.allclose(projected, A.value, atol=1e-6)
+        assert np.trace(projected) <= trace + 1e-12
+
+
+def test_labels_give_a_psd_metric_and_bad_pairs_are_refused():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = MMC(random_state=0).fit(X, y)
+    assert np.isfinite(model.components_).all()
+    assert np.linalg.eigvalsh(model.get_mahalanobis_matrix()).min() >= -1e-10
+    only_similar = PairConstraints([[0, 1], [2, 3]], [1, 1])
+    with pytest.raises(ValueError, match="needs a dissimilar pair"):
+        MMC().fit(X, constraints=only_similar)
+    with pytest.raises(ValueError, match="X has only 178 rows"):
+        MMC().fit(X, constraints=PairConstraints([[0, 500], [2, 3]], [1, -1]))

@@ -1,0 +1,92 @@
+"""SCML (Shi, Bellet & Sha, 2014): the compiled updates, the weights against cvxpy, the bases."""
+
+import cvxpy as cp
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine
+from sklearn.preprocessing import StandardScaler
+
+from psdmetric import SCML, TripletConstraints
+from psdmetric._convex._scml_basis import knn_triplets, lda_basis
+from psdmetric._convex._scml_kernels import dual_averaging_updates
+
+
+def reference_updates(rows, draws, weights, mean, squares, count, beta, gamma, delta):
+    """The NumPy updates (metric-learn's ``_fit`` loop) the compiled loop must match."""
+    for batch in draws:
+        block = rows[batch]
+        gradient = block[1.0 + block @ weights > 0].sum(axis=0) / len(batch)
+        count += 1
+        mean += (gradient - mean) / count
+        squares += gradient**2
+        weights[:] = -count / (gamma * (delta + np.sqrt(squares))) * np.minimum(mean + beta, 0)
+    return count
+
+
+def test_compiled_updates_match_the_numpy_updates():
+    rng = np.random.RandomState(0)
+    rows = rng.randn(50, 7)
+    draws = rng.randint(50, size=(200, 5)).astype(np.intp)
+    state = [np.zeros(7), np.zeros(7), np.zeros(7)]
+    expected = [np.zeros(7), np.zeros(7), np.zeros(7)]
+    count = dual_averaging_updates(rows, draws, *state, 0.0, beta=1e-3, gamma=0.1, delta=1e-3)
+    reference = reference_updates(rows, draws, *expected, 0.0, 1e-3, 0.1, 1e-3)
+    assert count == reference == 200
+    for got, want in zip(state, expected):
+        assert np.allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_weights_approach_the_convex_optimum_on_a_tiny_problem():
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 2)
+    triplets = np.array([[i, (i + 1) % 12, (i + 5) % 12] for i in range(12)])
+    basis = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+    model = SCML(0.01, basis=basis, gamma=0.05, max_iter=40000, output_iter=2000, tol=0,
+                 random_state=0).fit(X, constraints=TripletConstraints(triplets))
+    P = X @ basis.T
+    deltas = (P[triplets[:, 0]] - P[triplets[:, 1]])**2 - (P[triplets[:, 0]] - P[triplets[:, 2]])**2
+    w = cp.Variable(3, nonneg=True)
+    optimum = cp.Problem(cp.Minimize(cp.sum(cp.pos(1 + deltas @ w)) / 12 + 0.01 * cp.sum(w))
+                         ).solve(solver="CLARABEL")
+    reached = np.maximum(1 + deltas @ model.weights_, 0).mean() + 0.01 * model.weights_.sum()
+    assert model.objective_ == pytest.approx(reached, rel=1e-12)
+    # A stochastic method: 40,000 updates get within 1% of the optimum.
+    assert optimum <= reached <= optimum * 1.01
+    assert np.allclose(model.get_mahalanobis_matrix(), (basis.T * model.weights_) @ basis)
+
+
+def test_knn_triplets_are_every_genuine_with_every_impostor():
+    rng = np.random.RandomState(1)
+    X, y = rng.randn(20, 3), np.repeat([0, 1], 10)
+    triplets = knn_triplets(X, y, 2, 3)
+    distances = ((X[:, None] - X[None]) ** 2).sum(-1)
+    expected = set()
+    for i in range(20):
+        same = [j for j in np.argsort(distances[i]) if j != i and y[j] == y[i]][:2]
+        other = [k for k in np.argsort(distances[i]) if y[k] != y[i]][:3]
+        expected |= {(i, j, k) for j in same for k in other}
+    assert set(map(tuple, triplets.tolist())) == expected and len(triplets) == 20 * 6
+
+
+def test_lda_basis_and_labels():
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    basis = lda_basis(X, y, 40, np.random.RandomState(0))
+    assert basis.shape == (40, 13) and np.allclose(np.linalg.norm(basis, axis=1), 1)
+    model = SCML(random_state=0, max_iter=2000, output_iter=500).fit(X, y)
+    assert model.basis_.shape == (min(20 * 13, 2 * 178 * 2 - 1), 13)
+    assert np.all(model.weights_ >= 0) and np.count_nonzero(model.weights_) < len(model.weights_)
+    assert np.linalg.eigvalsh(model.get_mahalanobis_matrix()).min() >= -1e-10
+
+
+def test_bad_input_is_refused():
+    X, y = load_wine(return_X_y=True)
+    triplets = TripletConstraints([[0, 1, 100], [2, 3, 120]])
+    with pytest.raises(ValueError, match="basis='lda' needs class labels"):
+        SCML(basis="lda").fit(X, constraints=triplets)
+    with pytest.raises(ValueError, match="only 2"):
+        SCML().fit(X, constraints=triplets)
+    with pytest.raises(ValueError, match="13 columns"):
+        SCML(basis=np.eye(3)).fit(X, constraints=triplets)
+    with pytest.raises(ValueError, match="output_iter=600 must be at most max_iter=500"):
+        SCML(max_iter=500, output_iter=600).fit(X, y)
