@@ -2,15 +2,18 @@
 
     python -I _anchor_worker.py WORKDIR
 
-Reads ``WORKDIR/input.npz`` (``X`` and either ``y`` or ``pairs`` + ``pair_labels``) and
-``WORKDIR/spec.json`` (``learner`` as ``"module:Class"``, constructor ``params``,
-``fit_params``); writes ``WORKDIR/output.npz`` (``components``, ``metric``) and
+Reads ``WORKDIR/input.npz`` (``X`` and either ``y``, ``pairs`` + ``pair_labels``, or
+index ``tuples`` with SCML's optional ``basis``) and ``WORKDIR/spec.json`` (``learner`` as
+``"module:Class"``, constructor ``params``, ``fit_params``, ``warm_up``: one untimed fit
+first); writes ``WORKDIR/output.npz`` (``components``, ``metric``) and
 ``WORKDIR/result.json`` (wall and CPU fit time, ``n_iter_``, warnings, versions). Only the ``fit``
 call is timed. When ``fit`` itself raises, the exception is written to
 ``WORKDIR/fit_failed.txt`` and the exit code is ``FIT_FAILED``. This file runs under the
 anchor venv's packages, never psdmetric's.
 """
 
+import copy
+import functools
 import importlib
 import json
 import sys
@@ -42,21 +45,42 @@ def main(workdir):
     estimator_class = getattr(importlib.import_module(module_name), class_name)
     params, fit_params = dict(spec["params"]), dict(spec["fit_params"])
 
+    fit = None
     with np.load(workdir / "input.npz") as data:
         X = data["X"]
         if "pairs" in data:
             # Pair learners take index pairs and look the rows up in their preprocessor.
             estimator = estimator_class(preprocessor=X, **params)
             fit_args = (data["pairs"], data["pair_labels"])
+        elif "tuples" in data:
+            # Triplet and quadruplet learners (SCML, LSML): index tuples, no labels.
+            estimator = estimator_class(preprocessor=X, **params)
+            fit_args = (data["tuples"],)
+            if "basis" in data:
+                # SCML 0.7.0's fit rejects a basis array (`basis not in [...]` on an
+                # array); its _fit takes one, as SCML_Supervised passes it.
+                fit = functools.partial(estimator._fit, basis=data["basis"],
+                                        n_basis=len(data["basis"]))
         else:
             estimator = estimator_class(**params)
             fit_args = (X, data["y"])
 
+    if spec.get("warm_up"):
+        # One untimed fit of a copy first: one-time costs (imports, BLAS start-up) left out.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            warm = copy.deepcopy(estimator)
+            try:
+                (functools.partial(warm._fit, **fit.keywords) if fit else warm.fit)(
+                    *fit_args, **fit_params)
+            except Exception as exc:  # the anchor's own failure, as below
+                (workdir / "fit_failed.txt").write_text(f"{type(exc).__name__}: {exc}")
+                sys.exit(FIT_FAILED)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         start, start_cpu = time.perf_counter(), time.process_time()
         try:
-            estimator.fit(*fit_args, **fit_params)
+            (fit or estimator.fit)(*fit_args, **fit_params)
         except Exception as exc:  # the anchor's own failure: reported, not a crash here
             (workdir / "fit_failed.txt").write_text(f"{type(exc).__name__}: {exc}")
             sys.exit(FIT_FAILED)

@@ -98,8 +98,8 @@ def venv_python(venv=VENV):
     return python
 
 
-def run_anchor(learner, X, y=None, *, pairs=None, pair_labels=None, params=None,
-               fit_params=None, timeout=None):
+def run_anchor(learner, X, y=None, *, pairs=None, pair_labels=None, tuples=None,
+               basis=None, params=None, fit_params=None, timeout=None, warm_up=False):
     """Fit an anchor learner in the anchor venv and return its result.
 
     Parameters
@@ -115,26 +115,37 @@ def run_anchor(learner, X, y=None, *, pairs=None, pair_labels=None, params=None,
         their ``preprocessor``.
     pair_labels : array-like of shape (n_pairs,), default=None
         +1 (similar) / -1 (dissimilar) for ``pairs``.
+    tuples : array-like of shape (n_tuples, 3 or 4), default=None
+        Row indices of ``X`` for the triplet and quadruplet learners (SCML, LSML).
+    basis : array-like of shape (n_basis, n_features), default=None
+        SCML's ``basis`` array (passed as an array, which SCML requires).
     params : dict, default=None
         Constructor parameters (JSON-serialisable; ``float("inf")`` is allowed).
     fit_params : dict, default=None
         Extra keyword arguments of ``fit`` (e.g. ITML's ``bounds``).
     timeout : float, default=None
         Seconds before the worker is killed and ``subprocess.TimeoutExpired`` raised.
+    warm_up : bool, default=False
+        Fit a copy once, untimed, before the timed fit (one-time costs left out).
 
     Returns
     -------
     AnchorResult
     """
-    if (pairs is None) == (y is None):
-        raise ValueError("Pass either y (supervised) or pairs and pair_labels.")
+    if sum(given is not None for given in (y, pairs, tuples)) != 1:
+        raise ValueError("Pass one of y (supervised), pairs and pair_labels, or tuples.")
     arrays = {"X": np.asarray(X, dtype=np.float64)}
+    if basis is not None:
+        arrays["basis"] = np.asarray(basis, dtype=np.float64)
     if y is not None:
         arrays["y"] = np.asarray(y)
+    elif tuples is not None:
+        arrays["tuples"] = np.asarray(tuples, dtype=np.int64)
     else:
         arrays["pairs"] = np.asarray(pairs, dtype=np.int64)
         arrays["pair_labels"] = np.asarray(pair_labels, dtype=np.int64)
-    spec = {"learner": learner, "params": params or {}, "fit_params": fit_params or {}}
+    spec = {"learner": learner, "params": params or {}, "fit_params": fit_params or {},
+            "warm_up": warm_up}
     python = venv_python()
     with tempfile.TemporaryDirectory(prefix="psdmetric-anchor-") as tmp:
         tmp = Path(tmp)
