@@ -52,7 +52,7 @@ class LSML(MahalanobisMixin):
     max_iter : int, default=1000
         Maximum number of gradient steps.
 
-    tol : float, default=1e-7
+    tol : float, default=1e-6
         Stop when a step lowers the objective by at most ``tol`` times its value.
 
     verbose : int, default=0
@@ -111,7 +111,7 @@ class LSML(MahalanobisMixin):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, prior="identity", n_constraints=None, max_iter=1000, tol=1e-7,
+    def __init__(self, *, prior="identity", n_constraints=None, max_iter=1000, tol=1e-6,
                  verbose=0, random_state=None):
         self.prior = prior
         self.n_constraints = n_constraints
@@ -167,21 +167,26 @@ class LSMLObjective:
         return (np.einsum("ij,ij->i", self.closer @ M, self.closer),
                 np.einsum("ij,ij->i", self.farther @ M, self.farther))
 
-    def value(self, M, factor=None):
-        """The objective; ``inf`` when ``M`` is not positive definite."""
-        if factor is None:
-            try:
-                factor = linalg.cho_factor(M, lower=True, check_finite=False)[0]
-            except linalg.LinAlgError:
-                return np.inf
+    def evaluate(self, M):
+        """The objective (``inf`` when ``M`` is not positive definite), and what the
+        gradient at ``M`` reuses: the Cholesky factor and the squared distances."""
+        try:
+            factor = linalg.cho_factor(M, lower=True, check_finite=False)[0]
+        except linalg.LinAlgError:
+            return np.inf, None
         ab, cd = self.distances(M)
         residual = np.maximum(np.sqrt(np.maximum(ab, 0)) - np.sqrt(np.maximum(cd, 0)), 0)
         log_det = 2.0 * np.log(np.diag(factor)).sum()
-        return self.weight * residual @ residual + np.vdot(M, self.prior_inverse) - log_det
+        value = self.weight * residual @ residual + np.vdot(M, self.prior_inverse) - log_det
+        return value, (factor, ab, cd)
 
-    def gradient(self, M, factor):
+    def value(self, M):
+        """The objective; ``inf`` when ``M`` is not positive definite."""
+        return self.evaluate(M)[0]
+
+    def gradient(self, M, reused):
         """``M₀⁻¹ − M⁻¹ + Σ_violated w[(1 − √(cd/ab)) v vᵀ + (1 − √(ab/cd)) u uᵀ]``."""
-        ab, cd = self.distances(M)
+        factor, ab, cd = reused
         violated = ab > cd
         root_ab = np.sqrt(ab[violated])
         root_cd = np.sqrt(np.maximum(cd[violated], np.finfo(float).tiny))
@@ -201,23 +206,25 @@ class _GradientDescent:
         # The state: M, then the last step length in a row of its own.
         self.state = np.vstack([M, np.zeros((1, len(M)))])
         self.state[-1, 0] = 1.0 / max(linalg.norm(M), np.finfo(float).tiny)
+        self.evaluation = None
 
     def round(self, tol):
         M, problem = self.state[:-1], self.problem
-        factor = linalg.cho_factor(M, lower=True, check_finite=False)[0]
-        value = problem.value(M, factor)
-        gradient = problem.gradient(M, factor)
+        # The last accepted trial's evaluation is this M's (None before the first round).
+        value, reused = self.evaluation or problem.evaluate(M)
+        gradient = problem.gradient(M, reused)
         squared_norm = np.vdot(gradient, gradient)
         step = 2.0 * self.state[-1, 0]
         for _ in range(_MAX_HALVINGS):
             trial = M - step * gradient
-            trial_value = problem.value(trial)
+            trial_value, trial_reused = problem.evaluate(trial)
             if trial_value <= value - _ARMIJO * step * squared_norm:
                 break
             step /= 2.0
         else:
             return Round((value, 0.0), converged=True)
         M[...], self.state[-1, 0] = trial, step
+        self.evaluation = trial_value, trial_reused
         decrease = value - trial_value
         return Round((trial_value, step),
                      converged=decrease <= tol * max(abs(trial_value), 1.0))
