@@ -140,20 +140,24 @@ def cell(learner, dataset, folds, budget):
     if cached is not None:
         return cached
     record = {"learner": learner, "dataset": dataset, "psdmetric": [], "metric_learn": []}
-    over = False
+    over = ours_over = False
     for fold in range(folds):
         X, Xte, y, yte = scaled_fold(dataset, fold)
         record["shape"] = [len(X) + len(Xte), X.shape[1], len(np.unique(y))]
         constraints, given = _constraints(learner, X, y, fold)
-        status, ours = run_with_time_limit(_psdmetric_fold,
-                                           (learner, X, Xte, y, yte, constraints), budget)
-        record["psdmetric"].append(ours if status == "ok" else {status: ours})
+        if not ours_over:
+            status, ours = run_with_time_limit(_psdmetric_fold,
+                                               (learner, X, Xte, y, yte, constraints), budget)
+            ours_over = status != "ok"
+            record["psdmetric"].append(ours if status == "ok" else {status: ours})
         if not over:
             theirs = _metric_learn_fold(learner, X, Xte, y, yte, constraints, given, budget)
             over = theirs.get("over_budget", False)
             record["metric_learn"].append(theirs)
         print(f"  {learner} {dataset} fold {fold}: ours {record['psdmetric'][-1]}, "
               f"metric-learn {record['metric_learn'][-1]}", flush=True)
+        if over and ours_over:
+            break
     write_json(path, record)
     return record
 
