@@ -47,6 +47,8 @@ def public_estimators():
         if name in META:
             factories[name] = META[name]
             continue
+        if "learner" in inspect.signature(cls).parameters:
+            continue  # a meta-estimator this catalogue has no tuples for yet: listed as not run
         params = dict(SMALL.get(name, {}))
         if "random_state" in cls().get_params():
             params["random_state"] = 0
@@ -100,7 +102,10 @@ def cases(args):
 
 
 def setup(args):
-    return {"learners": {}}
+    exported = [name for name in psdmetric.__all__ if inspect.isclass(getattr(psdmetric, name))
+                and issubclass(getattr(psdmetric, name), BaseEstimator)]
+    not_run = sorted(set(exported) - set(public_estimators()) - {"MahalanobisMixin"})
+    return {"learners": {}, "not_run": not_run}
 
 
 def total_seconds(results, args=None):

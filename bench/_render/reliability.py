@@ -69,6 +69,9 @@ def page(results):
     ]
     defects = [(name, defect) for name, learner in learners.items()
                for defect in learner["defects"]]
+    if results.get("not_run"):
+        lines += ["Not run (meta-estimators whose tuples the catalogue does not build yet): "
+                  + ", ".join(f"`{name}`" for name in results["not_run"]) + ".", ""]
     if defects:
         lines += ["## Defects", "", "| estimator | category | case | what happened |",
                   "|---|---|---|---|"]
