@@ -78,6 +78,7 @@ html_theme_options = {
         "gen_modules/*": ["page-toc"],
         "benchmarks/*": [],
         "user_guide/choosing": [],
+        "user_guide/metric_learn": [],
     },
 }
 html_show_sourcelink = False
