@@ -24,7 +24,11 @@ def summary(cell):
     row = {"learner": cell["learner"], "dataset": cell["dataset"], "shape": cell["shape"]}
     if not all("error" in f for f in ours):
         row["ours_status"] = next(k for f in ours for k in f if k in ("timeout", "failed"))
-        row["status"] = "not compared"
+        finished = [f for f in theirs if "error" in f]
+        row["status"] = ("{:.3f} ± {:.3f}".format(*_mean_se([f["error"] for f in finished]))
+                         + f" ({len(finished)} folds)" if finished else
+                         "over budget" if any(f.get("over_budget") for f in theirs)
+                         else "fails" if theirs else "not run")
         return row
     row["ours_error"] = _mean_se([f["error"] for f in ours])
     row["ours_cpu"] = float(np.mean([f["cpu"] for f in ours]))
@@ -58,7 +62,7 @@ def summary(cell):
 def _cell_text(row):
     if "ours_status" in row:
         return ["over budget" if row["ours_status"] == "timeout" else "fails",
-                "not run", "—", "—", "—", "—"]
+                row["status"], "—", "—", "—", "—"]
     mean, se = row["ours_error"]
     ours = f"{mean:.3f} ± {se:.3f}"
     if "theirs_error" not in row:
@@ -107,11 +111,15 @@ def page(results):
         mine = [r for r in rows if r["learner"] == learner]
         compared = [r for r in mine if "theirs_error" in r and "ours_status" not in r]
         slow = [r for r in compared if r["theirs_cpu"] > 5]
+        over = [r for r in mine if r["status"] == "over budget" and "ours_status" not in r]
         lines.append(
             f"- {learner}: {len(compared)} of {len(mine)} sets where metric-learn finished; "
             f"objective at least as good on {sum(r['objective_ok'] for r in compared)}, "
             f"5-NN error within one SE on {sum(r['error_ok'] for r in compared)}, not "
             f"slower on {sum(r['speedup'] >= 1 for r in compared)}; where metric-learn "
             f"took > 5 s ({len(slow)} sets), at least 10× less CPU on "
-            f"{sum(r['speedup'] >= 10 for r in slow)}.")
+            f"{sum(r['speedup'] >= 10 for r in slow)}; metric-learn over budget where "
+            f"psdmetric finished on {len(over)} sets (psdmetric's CPU at most "
+            f"{max([r['ours_cpu'] for r in over], default=0):.2f} s); psdmetric over "
+            f"budget on {sum('ours_status' in r for r in mine)}.")
     return "\n".join(lines) + "\n"
