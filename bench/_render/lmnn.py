@@ -13,6 +13,8 @@ def setting_text(setting):
 
 def within_one_se(ours, theirs):
     """``ours`` is at most ``theirs`` plus the larger of the two standard errors."""
+    if missing(ours["error_mean"]) or missing(theirs["error_mean"]):
+        return False
     slack = max(se_or_zero(ours["error_se"]), se_or_zero(theirs["error_se"]))
     return ours["error_mean"] <= theirs["error_mean"] + slack + 1e-12
 
@@ -31,12 +33,13 @@ def sets_table(rows):
              table_row(["---"] * 11)]
     for row in rows:
         ours, theirs = row["lmnn"], row["metric_learn"]
-        ratio = theirs["fit_cpu_seconds_mean"] / ours["fit_cpu_seconds_mean"]
+        ratio = (theirs["fit_cpu_seconds_mean"] / ours["fit_cpu_seconds_mean"]
+                 if ours["fit_cpu_seconds_mean"] else float("nan"))
         best_ours, best_ref = row["best_psdmetric"], row["best_reference"]
         lines.append(table_row([
             row["dataset"], error_text(row["euclidean"]), error_text(ours),
             error_text(theirs), "yes" if within_one_se(ours, theirs) else "**no**",
-            f"{ours['fit_cpu_seconds_mean']:.2f}", f"{theirs['fit_cpu_seconds_mean']:.2f}",
+            f"{ours['fit_cpu_seconds_mean'] or float('nan'):.2f}", f"{theirs['fit_cpu_seconds_mean']:.2f}",
             f"{ratio:.0f}×", f"{best_ours['method']} {best_ours['error_mean']:.4f}",
             f"{best_ref['method']} {best_ref['error_mean']:.4f}" if best_ref else "—",
             "yes" if best_ref is None or within_one_se(best_ours, best_ref) else "**no**"]))
@@ -96,7 +99,7 @@ def page(results):
     met = sum(within_one_se(r["lmnn"], r["metric_learn"]) for r in rows)
     slow = [r for r in rows if r["metric_learn"]["fit_cpu_seconds_mean"] > 5]
     fast = sum(r["metric_learn"]["fit_cpu_seconds_mean"]
-               >= 20 * r["lmnn"]["fit_cpu_seconds_mean"] for r in slow)
+               >= 20 * (r["lmnn"]["fit_cpu_seconds_mean"] or math.inf) for r in slow)
     lines += [f"Within one standard error of metric-learn on {met} of {len(rows)} sets; "
               f"at least 20× less CPU on {fast} of the {len(slow)} sets where metric-learn "
               "takes more than 5 s per fit.", ""]
@@ -140,9 +143,9 @@ def figure(results):
     rows = results["sets"]
     names = [row["dataset"] for row in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    ours = [row["lmnn"]["error_mean"] for row in rows]
+    ours = [row["lmnn"]["error_mean"] or np.nan for row in rows]
     theirs = [row["metric_learn"]["error_mean"] for row in rows]
-    top = max(ours + theirs) * 1.05
+    top = np.nanmax(ours + theirs) * 1.05
     left.errorbar(theirs, ours, xerr=[se_or_zero(r["metric_learn"]["error_se"]) for r in rows],
                   yerr=[se_or_zero(r["lmnn"]["error_se"]) for r in rows], fmt="o")
     left.plot([0, top], [0, top], color="grey", linewidth=0.8)
@@ -153,7 +156,7 @@ def figure(results):
     positions = np.arange(len(rows))
     right.bar(positions - 0.2, [r["metric_learn"]["fit_cpu_seconds_mean"] for r in rows], 0.4,
               label="metric-learn LMNN")
-    right.bar(positions + 0.2, [r["lmnn"]["fit_cpu_seconds_mean"] for r in rows], 0.4,
+    right.bar(positions + 0.2, [r["lmnn"]["fit_cpu_seconds_mean"] or np.nan for r in rows], 0.4,
               label="psdmetric LMNN")
     right.set_yscale("log")
     right.set_xticks(positions, names, rotation=70, fontsize=7)
