@@ -152,11 +152,9 @@ def _timed_folds(estimator, data, n_folds, results):
     results.put(None)
 
 
-def fit_time(case, options):
-    """Per-fold fit times of ``case`` within ``options.budget`` wall seconds of fitting.
-
-    Returns ``{"folds": [...], "status": "done" | "over budget" | "failed: ..."}``.
-    """
+def timed_folds(case, options):
+    """Per-fold fit times of ``case`` within ``options.budget`` wall seconds of fitting,
+    and the status: ``"done"``, ``"over budget"`` or ``"failed: ..."``."""
     context = multiprocessing.get_context("spawn")
     results = context.Queue()
     n_folds = options.n_folds or N_SPLITS
@@ -172,16 +170,22 @@ def fit_time(case, options):
             try:
                 item = results.get(timeout=max(deadline - time.perf_counter(), 0.01))
             except queue.Empty:
-                return {"folds": folds, "status": "over budget"}
+                return folds, "over budget"
             if item is None:
-                return {"folds": folds, "status": "done"}
+                return folds, "done"
             if isinstance(item, str):
-                return {"folds": folds, "status": item}
+                return folds, item
             folds.append(item)
     finally:
         if child.is_alive():
             child.terminate()
         child.join()
+
+
+def fit_time(case, options):
+    """``{"method", **labels, "folds", "status"}``: the fit times of ``timed_folds``."""
+    folds, status = timed_folds(case, options)
+    return {"method": case.name, **case.labels, "folds": folds, "status": status}
 
 
 PROTOCOLS = {"kfold_knn": kfold_knn, "fit_time": fit_time}
