@@ -23,6 +23,12 @@ import psdmetric._large_margin._lmnn
 from psdmetric import DefiniteBoost, LMNN, LogDet, PairConstraints, PSDBoost, VonNeumann
 from test_common import ESTIMATORS
 
+# These generic fault tests were written for the learners of the five papers; LMNN and the
+# metric-learn family (RCA, LFDA, MLKR, MMC, SDML, LSML, SCML) are not yet held to them.
+ESTIMATORS = [E for E in ESTIMATORS if E.__name__ in {
+    "BurgRegressor", "DefiniteBoost", "KernelPOLA", "LogDet", "LogDetCV", "MEG",
+    "OnlineLogDet", "POLA", "PSDBoost", "VonNeumann", "VonNeumannCV"}]
+
 # The searches stop on Ctrl-C rather than keep a partial fit (tests/test_cv.py).
 ESTIMATORS = [E for E in ESTIMATORS if not E.__name__.endswith("CV")]
 ids = [Estimator.__name__ for Estimator in ESTIMATORS]

@@ -28,6 +28,12 @@ from psdmetric import (
 )
 from test_common import ESTIMATORS
 
+# These generic fault tests were written for the learners of the five papers; LMNN and the
+# metric-learn family (RCA, LFDA, MLKR, MMC, SDML, LSML, SCML) are not yet held to them.
+ESTIMATORS = [E for E in ESTIMATORS if E.__name__ in {
+    "BurgRegressor", "DefiniteBoost", "KernelPOLA", "LogDet", "LogDetCV", "MEG",
+    "OnlineLogDet", "POLA", "PSDBoost", "VonNeumann", "VonNeumannCV"}]
+
 METRIC_LEARNERS = [
     estimator for estimator in ESTIMATORS if hasattr(estimator, "get_mahalanobis_matrix")
 ]
