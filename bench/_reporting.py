@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_info
 
+
 def machine():
     """CPU, BLAS, versions and load at start: the context every timing depends on."""
     import psdmetric

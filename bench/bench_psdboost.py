@@ -338,7 +338,7 @@ def eigen_paths(dimensions, n_weighted=1000, pair_counts=(8, 39)):
                 with Stopwatch() as clock:
                     for _ in range(3):
                         pricing.top_eigenpairs(differences, w, n_pairs,
-                                                    np.random.RandomState(0))
+                                               np.random.RandomState(0))
                 row[f"{path}_{n_pairs}"] = clock.cpu / 3
             print(f"eigen D={n_features}, {n_pairs} pairs: dense "
                   f"{row[f'dense_{n_pairs}'] * 1e3:.0f} ms, Lanczos "

@@ -6,7 +6,6 @@
   function with more than 10 positional arguments.
 """
 
-import ast
 import re
 from pathlib import Path
 

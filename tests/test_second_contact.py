@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 import psdmetric

@@ -424,8 +424,8 @@ class LogDetCV(_PairLearnerCV):
 
     Read more in the :ref:`User Guide <cross_validation>`.
 """ + SHARED_DOC.format(
-    learner="LogDet", extra_attributes="", schemes="``(3, None)``",
-    default="gamma=0.1, n_neighbors=3") + """
+        learner="LogDet", extra_attributes="", schemes="``(3, None)``",
+        default="gamma=0.1, n_neighbors=3") + """
     See Also
     --------
     LogDet : The learner with fixed ``gamma`` and ``n_neighbors``.
@@ -464,8 +464,8 @@ class VonNeumannCV(_PairLearnerCV):
 
     Read more in the :ref:`User Guide <cross_validation>`.
 """ + SHARED_DOC.format(
-    learner="VonNeumann", schemes="``(3, None)``", default="gamma=0.1, n_neighbors=3",
-    extra_attributes="""
+        learner="VonNeumann", schemes="``(3, None)``", default="gamma=0.1, n_neighbors=3",
+        extra_attributes="""
     eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues of the refit's ``M`` on the range of the prior, descending.
 

@@ -118,7 +118,7 @@ class MahalanobisMixin(AtomicFit, ClassNamePrefixFeaturesOutMixin, TransformerMi
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         return (X.astype(np.float64, copy=False) @ self.components_.T).astype(X.dtype,
-                                                                               copy=False)
+                                                                              copy=False)
 
     def get_mahalanobis_matrix(self):
         """Return the learned PSD matrix ``M = LᵀL`` of shape (n_features, n_features).

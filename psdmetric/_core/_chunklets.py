@@ -123,4 +123,3 @@ class Chunklets:
         components = connected_components(graph, directed=False)[1]
         sizes = np.bincount(components)
         return cls(np.where(sizes[components] >= 2, components, -1))
-

@@ -58,4 +58,3 @@ def _block_weights(Z, norms, y, rows):
     block *= y[None, :] - predicted[:, None]
     block *= errors[:, None]
     return block, errors
-
