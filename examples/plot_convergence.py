@@ -48,7 +48,8 @@ def fit_with_table(learner, X, y):
         fitted = clone(learner).set_params(verbose=1).fit(X, y)
     lines = output.getvalue().splitlines()
     start = next(i for i, line in enumerate(lines) if set(line) == {"-"})
-    names = re.split(r"\s{2,}", lines[start - 1].strip())
+    # Titles are apart by two spaces, or by one after a unit: "time (s) elapsed (s)".
+    names = re.split(r"\s{2,}|(?<=\)) (?=\w)", lines[start - 1].strip())
     rows = np.array([[float(v) for v in line.split()] for line in lines[start + 1:]])
     return fitted, dict(zip(names, rows.T))
 
