@@ -103,17 +103,24 @@ def rca_set(dataset):
         model, cpu, failed = timed_fit(RCA, Xtr, chunks=chunks)
         anchor = cached_anchor(f"{dataset}__{fold}__RCA", "metric_learn:RCA", Xtr, chunks, {})
         M = None if model is None else model.get_mahalanobis_matrix()
-        folds.append({
-            "difference": None if M is None else relative_difference(M, anchor["metric"]),
-            "error": None if model is None else finite_error(model.components_, Xtr, ytr,
-                                                             Xte, yte),
-            "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
-            "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
-            "anchor_failed": anchor["failed"] or (
-                None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
-        })
+        folds.append(fold_record(
+            model, anchor, (Xtr, ytr, Xte, yte), cpu, failed,
+            difference=None if M is None else relative_difference(M, anchor["metric"])))
     print(f"RCA  {dataset:<24} {summary(folds)}", flush=True)
     return folds
+
+
+def fold_record(model, anchor, fold, cpu, failed, **comparison):
+    """One fold's row: the comparison's entries, both 5-NN errors, CPU and failures."""
+    Xtr, ytr, Xte, yte = fold
+    return {
+        **comparison,
+        "error": None if model is None else finite_error(model.components_, Xtr, ytr, Xte, yte),
+        "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
+        "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
+        "anchor_failed": anchor["failed"] or (
+            None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
+    }
 
 
 def metric_learn_lfda_scatters(X, y, k):
@@ -156,17 +163,11 @@ def lfda_set(dataset):
                 replicated = relative_difference(L.T @ L, anchor["metric"])
             except ValueError:
                 replicated = None
-        folds.append({
-            "difference": None if same_k is None else relative_difference(
+        folds.append(fold_record(
+            model, anchor, (Xtr, ytr, Xte, yte), cpu, failed,
+            difference=None if same_k is None else relative_difference(
                 same_k.get_mahalanobis_matrix(), anchor["metric"]),
-            "replicated": replicated,
-            "error": None if model is None else finite_error(model.components_, Xtr, ytr,
-                                                             Xte, yte),
-            "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
-            "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
-            "anchor_failed": anchor["failed"] or (
-                None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
-        })
+            replicated=replicated))
     print(f"LFDA {dataset:<24} {summary(folds)}", flush=True)
     return folds
 
