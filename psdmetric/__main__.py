@@ -1,4 +1,4 @@
-"""Command line of psdmetric: ``psdmetric demo`` (or ``python -m psdmetric demo``), ``--version``."""
+"""Command line: ``psdmetric demo`` (or ``python -m psdmetric demo``) and ``--version``."""
 
 import argparse
 import sys

@@ -130,7 +130,8 @@ def test_modules_and_functions_stay_small(path):
 
 def test_the_size_check_counts_code_lines_only(tmp_path):
     probe = tmp_path / "probe.pyx"
-    probe.write_text('def f(a, b, *, c):\n    """Doc.\n\n    More.\n    """\n    # why\n\n'
-                     "    x = a\n    return x + b\n\n\ncdef void g(double a, int b) noexcept nogil:\n"
-                     "    pass\n")
+    probe.write_text('def f(a, b, *, c):\n    """Doc.\n\n    More.\n    """\n'
+                     '    # why\n\n'
+                     "    x = a\n    return x + b\n\n\n"
+                     "cdef void g(double a, int b) noexcept nogil:\n    pass\n")
     assert _functions(probe) == [("f", 1, 2, 2), ("g", 12, 1, 2)]

@@ -14,7 +14,7 @@ from psdmetric._online._pola_kernels import pola_pass
 
 
 def reference_pola(Z, labels, A, b, gamma):
-    """Fig. 1 of Shalev-Shwartz et al. (2004) on dense A, projecting with a full eigendecomposition."""
+    """Fig. 1 of Shalev-Shwartz et al. (2004) on dense A, projected by a full eigendecomposition."""
     losses = []
     for v, y in zip(Z, labels):
         loss = max(0.0, y * (v @ A @ v - b) + 1)
@@ -119,8 +119,8 @@ def test_psd_and_threshold_invariants_after_every_update():
     loss = np.empty(1)
     for v, y in zip(Z, labels):
         X[1] = v
-        # The half-space step alone (Shalev-Shwartz et al., 2004, Fig. 1): it needs the PSD projection when
-        # it leaves a negative eigenvalue.
+        # The half-space step alone (Shalev-Shwartz et al., 2004, Fig. 1): it needs the PSD
+        # projection when it leaves a negative eigenvalue.
         before = np.tril(A) + np.tril(A, -1).T
         hinge = max(0.0, y * (v @ before @ v - b) + 1.0)
         step = before - y * hinge / ((v @ v) ** 2 + 1.0) * np.outer(v, v)

@@ -45,8 +45,8 @@ def page(results):
     ]
     lines += clustering_section(results) + satisfaction_section(results)
     lines += knn_section(results) + mnist_section(results)
-    lines += ["", "The remaining experiment of Kulis, Sustik & Dhillon (2009, §7), DefiniteBoost against "
-              "exact von Neumann projections from the scaled identity (the paper: 3220 "
+    lines += ["", "The remaining experiment of Kulis, Sustik & Dhillon (2009, §7), DefiniteBoost "
+              "against exact von Neumann projections from the scaled identity (the paper: 3220 "
               "against 11 "
               "cycles), is in `von_neumann.md` (`bench/bench_von_neumann.py`).", "",
               "![Kulis, Sustik & Dhillon (2009, §7)](kernel_learning.png)", ""]

@@ -39,7 +39,8 @@ def sets_table(rows):
         lines.append(table_row([
             row["dataset"], error_text(row["euclidean"]), error_text(ours),
             error_text(theirs), "yes" if within_one_se(ours, theirs) else "**no**",
-            f"{ours['fit_cpu_seconds_mean'] or float('nan'):.2f}", f"{theirs['fit_cpu_seconds_mean']:.2f}",
+            f"{ours['fit_cpu_seconds_mean'] or float('nan'):.2f}",
+            f"{theirs['fit_cpu_seconds_mean']:.2f}",
             f"{ratio:.0f}×", f"{best_ours['method']} {best_ours['error_mean']:.4f}",
             f"{best_ref['method']} {best_ref['error_mean']:.4f}" if best_ref else "—",
             "yes" if best_ref is None or within_one_se(best_ours, best_ref) else "**no**"]))

@@ -54,7 +54,8 @@ def page(results):
         "Mean score on all sets, per setting (ν, fraction, tol, shrinkage): "
         + ", ".join(f"{k}: {v:+.4f}" for k, v in mean_scores.items()) + ".",
         "",
-        f"Chosen on all sets (the default): ν, rank fraction, tol, shrinkage = {overall if overall is None else tuple(overall)}.",
+        "Chosen on all sets (the default): ν, rank fraction, tol, shrinkage = "
+        f"{overall if overall is None else tuple(overall)}.",
     ]
     warned = [(r["set"], w) for r in table for w in r["warnings"]]
     if warned:

@@ -13,7 +13,8 @@ def page(results):
     cost = costs[-1]
     selected = next(f for f in mn["fits"] if f["fit"] == "selected")
     lines = ["# von Neumann family: benchmarks", "",
-             f"Command: `{command(results, 'bench_von_neumann')}`", "", machine_line(results["machine"]), "",
+             f"Command: `{command(results, 'bench_von_neumann')}`", "",
+             machine_line(results["machine"]), "",
              "## Summary", ""]
     lines.append(
         f"- von Neumann projection at r = {cost['r']} ≤ {RATIO_TARGET:g}× a LogDet projection: "

@@ -25,11 +25,11 @@ the algorithm: ``min_rank`` caps every eigenvalue (the extreme points become
 ``U Uᵀ / min_rank``), and ``shrinkage`` keeps a share ``s`` of the trace Euclidean,
 ``X = s I / D + (1 − s) Y``, which shifts each triplet's LP column by ``s tr(A_r) / D``.
 
-Two standard remedies for the tailing-off of column generation (Shen et al., 2008, §6) are on
-by default and can be switched off to recover the paper's Algorithm 1: pricing at
-smoothed weights (Wentges) and several eigenvectors per iteration. The LP itself is
-kept small without changing its optimum: it carries only the triplets that can take
-weight, and drops bases and triplets that stayed at zero.
+Two standard remedies for the tailing-off of column generation (Shen et al., 2008, §6),
+on by default and off to recover the paper's Algorithm 1: pricing at smoothed weights
+(Wentges) and several eigenvectors per iteration. The LP is kept small without changing
+its optimum: it carries only the triplets that can take weight, and drops bases and
+triplets that stayed at zero.
 """
 
 from numbers import Integral, Real
@@ -40,7 +40,8 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import MahalanobisMixin, Round, iterate, one_blas_thread, oriented_columns, triplets_from_labels
+from .._core import (MahalanobisMixin, Round, iterate, one_blas_thread, oriented_columns,
+                     triplets_from_labels)
 from ._master_lp import RestrictedMaster
 from ._pricing import extreme_points
 

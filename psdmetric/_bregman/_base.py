@@ -15,7 +15,13 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import MahalanobisMixin, check_bounds, one_blas_thread, squared_distance_bounds
+from .._core import (
+    MahalanobisMixin,
+    PairConstraints,
+    check_bounds,
+    one_blas_thread,
+    squared_distance_bounds,
+)
 
 
 class _BasePairBregman(MahalanobisMixin):
@@ -122,6 +128,17 @@ class _BasePairBregman(MahalanobisMixin):
             bounds = squared_distance_bounds(factor, random_state=rng)
         return np.where(constraints.labels == 1, bounds[0], bounds[1]), bounds
 
+    def _bounded_pairs(self, X, y, rng):
+        """Pairs drawn from labels with their bounds ξ₀, as ``fit(X, y)`` draws them.
+
+        The CV learners fit every candidate on these, so each solves the plain fit's
+        problem; the draw order (pairs, then bounds) is ``fit``'s.
+        """
+        pairs = self._constraints_from_labels(X, y, rng)
+        initial = prior_root(X, self.prior, self.n_components)
+        targets, _ = self._targets(X @ initial.T, pairs, rng)
+        return PairConstraints(pairs.pairs, pairs.labels, targets)
+
     def _warm_duals(self, constraints):
         """The last fit's duals when ``warm_start`` is set and it had these pairs, else None."""
         last = getattr(self, "constraints_", None)
@@ -212,6 +229,12 @@ def prior_eigenpairs(X, prior, n_components):
         )
     order = np.argsort(eigenvalues)[::-1][:n_components]
     return eigenvectors[:, order], eigenvalues[order]
+
+
+def prior_root(X, prior, n_components):
+    """``L₀`` with ``M₀ = L₀ᵀL₀``: the rows of ``X @ L₀.T`` are the samples under the prior."""
+    eigenvectors, eigenvalues = prior_eigenpairs(X, prior, n_components)
+    return np.sqrt(eigenvalues)[:, None] * eigenvectors.T
 
 
 def pair_difference_basis(factor, pairs):

@@ -34,12 +34,10 @@ from sklearn.utils.validation import validate_data
 
 from .._core import (
     MahalanobisMixin,
-    PairConstraints,
     check_informative,
     check_scale,
     threadpool_controller,
 )
-from ._base import prior_eigenpairs
 from ._cv_doc import SHARED_DOC
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
@@ -111,12 +109,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         # The learner's own label draw and bounds: each fit solves its plain fit's problem.
         learner = clone(learner).set_params(
             n_neighbors=n_neighbors, n_constraints=n_constraints if n_neighbors is None else None)
-        pairs = learner._constraints_from_labels(X_train, y_train, rng)
-        eigenvectors, eigenvalues = prior_eigenpairs(
-            X_train, learner.prior, learner.n_components)
-        initial = np.sqrt(eigenvalues)[:, None] * eigenvectors.T
-        targets, _ = learner._targets(X_train @ initial.T, pairs, rng)
-        constraints = PairConstraints(pairs.pairs, pairs.labels, targets)
+        constraints = learner._bounded_pairs(X_train, y_train, rng)
         stream = rng.get_state()
         scores, fit_times = [], []
         # γ increases (sorted grid): each fit starts from the last one's duals (the learner

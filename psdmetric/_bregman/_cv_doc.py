@@ -4,8 +4,9 @@ SHARED_DOC = """
     Parameters
     ----------
     gammas : array-like of float, default=(0.01, 0.1, 1.0)
-        Slack weights γ to try (see the ``gamma`` of :class:`{learner}`): larger γ holds the pairs drawn from labels, which
-        conflict, more tightly and costs more cycles. ``np.inf`` enforces the
+        Slack weights γ to try (see the ``gamma`` of :class:`{learner}`): larger γ
+        holds the pairs drawn from labels, which conflict, more tightly and costs more
+        cycles. ``np.inf`` enforces the
         constraints exactly.
 
     n_neighbors_grid : array-like of {{None, int}}, default=None

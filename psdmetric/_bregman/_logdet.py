@@ -17,7 +17,7 @@ from .._core import cyclic_projections, oriented_columns, paired_rows, screen_vi
 from ._base import (
     _BasePairBregman,
     pair_difference_basis,
-    prior_eigenpairs,
+    prior_root,
     weighted_outer_sum,
 )
 from ._logdet_kernels import logdet_sweep
@@ -168,10 +168,8 @@ class LogDet(_BasePairBregman):
         self.random_state = random_state
 
     def _fit(self, X, constraints, rng):
-        eigenvectors, eigenvalues = prior_eigenpairs(X, self.prior, self.n_components)
-        initial = np.sqrt(eigenvalues)[:, None] * eigenvectors.T
+        initial = prior_root(X, self.prior, self.n_components)
         factor = np.ascontiguousarray(X @ initial.T)
-
         targets, self.bounds_ = self._targets(factor, constraints, rng)
         # Cycle in the span of the pair differences if smaller (wide data, constant features).
         basis = pair_difference_basis(factor, constraints.pairs)

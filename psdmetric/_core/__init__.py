@@ -20,6 +20,7 @@ from ._cyclic import cyclic_projections, dual_change, paired_rows, screen_violat
 from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
+from ._lbfgs import LBFGS
 from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -35,6 +36,7 @@ __all__ = [
     "AtomicFit",
     "DistanceTargets",
     "EstimatorCheckpoint",
+    "LBFGS",
     "MahalanobisMixin",
     "PairClassifierMixin",
     "PairConstraints",

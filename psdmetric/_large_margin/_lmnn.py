@@ -20,6 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import (
+    LBFGS,
     ArrayCheckpoint,
     MahalanobisMixin,
     Round,
@@ -28,7 +29,6 @@ from .._core import (
     oriented_columns,
     pair_squared_distances,
 )
-from ._lbfgs import LBFGS
 from ._objective import (
     impostor_candidates,
     label_objective,

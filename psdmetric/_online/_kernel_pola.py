@@ -273,7 +273,8 @@ class KernelPOLA(POLA):
             )
         gamma = params.get("gamma")
         # exp(-γ d) is a kernel (PSD) only for γ > 0.
-        if self.kernel in ("rbf", "laplacian", "chi2") and not (np.isscalar(gamma) and np.isfinite(gamma) and gamma > 0):
+        positive = np.isscalar(gamma) and np.isfinite(gamma) and gamma > 0
+        if self.kernel in ("rbf", "laplacian", "chi2") and not positive:
             raise ValueError(
                 f"kernel_params['gamma'] must be a positive number for kernel="
                 f"{self.kernel!r}; got {gamma!r}."

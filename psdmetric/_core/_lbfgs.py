@@ -1,15 +1,14 @@
-"""L-BFGS whose curvature memory outlives a round of the active-set solver.
+"""L-BFGS whose curvature memory outlives a round of the driver.
 
-Each round of LMNN minimises the loss restricted to the impostors found at its start;
-the restricted loss equals the full loss near the round's start, so the curvature
-pairs of one round still describe the next. Keeping them (scipy's L-BFGS-B starts
-afresh on every call) saves the first, steepest-descent-like iterations of each
-round. Steps are accepted only when they lower the loss (Armijo backtracking).
+Learners that minimise a smooth loss round by round (LMNN over the impostors found at
+each round's start, MLKR) keep their curvature pairs across rounds: the loss of one
+round is the next one's near the point where it stopped. Keeping them (scipy's
+L-BFGS-B starts afresh on every call) saves the first, steepest-descent-like
+iterations of each round. Steps are accepted only when they lower the loss (Armijo backtracking).
 """
 
-from collections import deque
-
 import warnings
+from collections import deque
 
 import numpy as np
 from scipy.optimize import line_search
