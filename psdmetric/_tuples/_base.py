@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import AtomicFit
 
@@ -176,3 +176,75 @@ class _TupleEstimator(AtomicFit, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.three_d_array = True
         return tags
+
+
+class _BaseOrderClassifier(_TupleEstimator):
+    """Tuples that order two pairs of their points: the first pair is the closer one.
+
+    Subclasses name the two pairs by their positions in a tuple, ``_closer`` and
+    ``_farther`` (a triplet ``(a, b, c)``: ``(0, 1)`` and ``(0, 2)``), and supply ``fit``.
+    """
+
+    _closer = (0, 1)
+    _farther = (0, 2)
+
+    def decision_function(self, X):
+        """Learned distance of the farther pair minus that of the closer pair.
+
+        Positive when the learned metric keeps the tuple's order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tuples, tuple_size, n_features) or \
+                (n_tuples, tuple_size * n_features)
+            The tuples (triplets ``(a, b, c)``: ``a`` closer to ``b`` than to ``c``;
+            quadruplets ``(a, b, c, d)``: ``(a, b)`` closer than ``(c, d)``); with a
+            ``preprocessor``, shape (n_tuples, tuple_size) of row indices.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_tuples,)
+        """
+        check_is_fitted(self)
+        points, index, _ = self._validate_tuples(X, reset=False)
+        embedded = self._embedded(points, index)
+        closer = np.linalg.norm(embedded[:, self._closer[0]] - embedded[:, self._closer[1]],
+                                axis=1)
+        farther = np.linalg.norm(
+            embedded[:, self._farther[0]] - embedded[:, self._farther[1]], axis=1)
+        return farther - closer
+
+    def predict(self, X):
+        """+1 when the first pair is the closer one in the learned metric, else -1.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tuples, tuple_size, n_features) or \
+                (n_tuples, tuple_size * n_features)
+            The tuples; with a ``preprocessor``, shape (n_tuples, tuple_size) of row
+            indices.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_tuples,)
+        """
+        return np.where(self.decision_function(X) > 0, 1, -1)
+
+    def score(self, X, y=None):
+        """Fraction of tuples whose order the learned metric keeps.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_tuples, tuple_size, n_features) or \
+                (n_tuples, tuple_size * n_features)
+            Tuples whose first pair is truly the closer one; with a ``preprocessor``,
+            shape (n_tuples, tuple_size) of row indices.
+
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        score : float
+        """
+        return float(np.mean(self.predict(X) == 1))

@@ -4,14 +4,13 @@ import warnings
 
 import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils.validation import check_is_fitted
 
 from .._core import QuadrupletConstraints
 
-from ._base import _TupleEstimator
+from ._base import _BaseOrderClassifier
 
 
-class QuadrupletsClassifier(_TupleEstimator):
+class QuadrupletsClassifier(_BaseOrderClassifier):
     """Tell, for quadruplets ``(a, b, c, d)``, whether ``d(a, b) < d(c, d)``.
 
     Each sample is a quadruplet of points, ordered so that the answer is yes for the
@@ -68,8 +67,9 @@ class QuadrupletsClassifier(_TupleEstimator):
 
     _tuple_size = 4
     _tuple_name = "quadruplets"
+    _farther = (2, 3)
 
-    _parameter_constraints: dict = dict(_TupleEstimator._parameter_constraints)
+    _parameter_constraints: dict = dict(_BaseOrderClassifier._parameter_constraints)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -92,60 +92,6 @@ class QuadrupletsClassifier(_TupleEstimator):
         """
         points, index, _ = self._validate_tuples(X, reset=True)
         return self._fit_learner(points, index, _informative_quadruplets)
-
-    def decision_function(self, X):
-        """``d(c, d) − d(a, b)``: positive when ``(a, b)`` is the closer pair.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_quadruplets, 4, n_features) or \
-                (n_quadruplets, 4 * n_features)
-            The quadruplets; with a ``preprocessor``, shape (n_quadruplets, 4).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_quadruplets,)
-        """
-        check_is_fitted(self)
-        points, index, _ = self._validate_tuples(X, reset=False)
-        embedded = self._embedded(points, index)
-        closer = np.linalg.norm(embedded[:, 0] - embedded[:, 1], axis=1)
-        farther = np.linalg.norm(embedded[:, 2] - embedded[:, 3], axis=1)
-        return farther - closer
-
-    def predict(self, X):
-        """+1 when ``d(a, b) < d(c, d)`` in the learned metric, else -1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_quadruplets, 4, n_features) or \
-                (n_quadruplets, 4 * n_features)
-            The quadruplets; with a ``preprocessor``, shape (n_quadruplets, 4).
-
-        Returns
-        -------
-        labels : ndarray of shape (n_quadruplets,)
-        """
-        return np.where(self.decision_function(X) > 0, 1, -1)
-
-    def score(self, X, y=None):
-        """Fraction of quadruplets whose order the learned metric keeps.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_quadruplets, 4, n_features) or \
-                (n_quadruplets, 4 * n_features)
-            Quadruplets ``(a, b, c, d)`` with ``(a, b)`` truly the closer pair; with a
-            ``preprocessor``, shape (n_quadruplets, 4).
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-        """
-        return float(np.mean(self.predict(X) == 1))
 
 
 def _informative_quadruplets(points, local):

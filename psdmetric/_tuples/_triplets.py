@@ -1,16 +1,14 @@
 """TripletsClassifier: triplets of points as samples (a point, a closer one, a farther one)."""
 
 
-import numpy as np
 from sklearn.base import _fit_context
-from sklearn.utils.validation import check_is_fitted
 
 from .._core import TripletConstraints
 
-from ._base import _TupleEstimator
+from ._base import _BaseOrderClassifier
 
 
-class TripletsClassifier(_TupleEstimator):
+class TripletsClassifier(_BaseOrderClassifier):
     """Tell, for triplets ``(a, b, c)``, whether ``a`` is closer to ``b`` than to ``c``.
 
     Each sample is a triplet of points, ordered so that the answer is yes for the
@@ -71,7 +69,7 @@ class TripletsClassifier(_TupleEstimator):
     _tuple_size = 3
     _tuple_name = "triplets"
 
-    _parameter_constraints: dict = dict(_TupleEstimator._parameter_constraints)
+    _parameter_constraints: dict = dict(_BaseOrderClassifier._parameter_constraints)
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None):
@@ -95,57 +93,3 @@ class TripletsClassifier(_TupleEstimator):
         points, index, _ = self._validate_tuples(X, reset=True)
         return self._fit_learner(points, index,
                                  lambda X_unique, local: TripletConstraints(local))
-
-    def decision_function(self, X):
-        """``d(a, c) − d(a, b)``: positive when ``a`` is closer to ``b``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_triplets, 3, n_features) or \
-                (n_triplets, 3 * n_features)
-            The triplets; with a ``preprocessor``, shape (n_triplets, 3) of row indices.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_triplets,)
-        """
-        check_is_fitted(self)
-        points, index, _ = self._validate_tuples(X, reset=False)
-        embedded = self._embedded(points, index)
-        closer = np.linalg.norm(embedded[:, 0] - embedded[:, 1], axis=1)
-        farther = np.linalg.norm(embedded[:, 0] - embedded[:, 2], axis=1)
-        return farther - closer
-
-    def predict(self, X):
-        """+1 when ``a`` is closer to ``b`` than to ``c`` in the learned metric, else -1.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_triplets, 3, n_features) or \
-                (n_triplets, 3 * n_features)
-            The triplets; with a ``preprocessor``, shape (n_triplets, 3) of row indices.
-
-        Returns
-        -------
-        labels : ndarray of shape (n_triplets,)
-        """
-        return np.where(self.decision_function(X) > 0, 1, -1)
-
-    def score(self, X, y=None):
-        """Fraction of triplets whose order the learned metric keeps.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_triplets, 3, n_features) or \
-                (n_triplets, 3 * n_features)
-            Triplets ``(a, b, c)`` with ``a`` truly closer to ``b``; with a
-            ``preprocessor``, shape (n_triplets, 3) of row indices.
-
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        score : float
-        """
-        return float(np.mean(self.predict(X) == 1))
