@@ -38,6 +38,8 @@ def test_lsml_reaches_the_convex_optimum(problem):
         solver="CLARABEL")
     assert model.objective_ == pytest.approx(optimum, rel=1e-6)
     assert np.linalg.eigvalsh(model.get_mahalanobis_matrix()).min() > 0
+    # The default stopping rule (L-BFGS, tol=1e-6) stops within 1e-6 of the optimum too.
+    assert LSML().fit(X, constraints=constraints).objective_ == pytest.approx(optimum, rel=1e-6)
 
 
 def test_gradient_matches_finite_differences(problem):

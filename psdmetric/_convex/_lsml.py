@@ -2,9 +2,9 @@
 
 Minimise ``Σ_q w_q H(√d_ab − √d_cd) + tr(M M₀⁻¹) − log det M`` over quadruplets
 ``(a, b, c, d)`` asking ``d(a, b) < d(c, d)``, ``H(x) = x²`` for ``x > 0`` and 0
-otherwise, by gradient descent with a backtracking line search. The log-determinant is
-a barrier: every accepted step keeps ``M`` positive definite (its Cholesky factor
-exists), so no projection is needed.
+otherwise, by L-BFGS on ``M`` (Wolfe line search, Armijo backtracking as fallback). The
+log-determinant is a barrier: every accepted step keeps ``M`` positive definite (its
+Cholesky factor exists), so no projection is needed.
 """
 
 from numbers import Integral, Real
@@ -15,11 +15,8 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import ArrayCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
+from .._core import LBFGS, ArrayCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
 from ._common import components_from_metric, prior_and_inverse
-
-# Armijo's sufficient-decrease fraction; step halvings before a round gives up.
-_ARMIJO, _MAX_HALVINGS = 1e-4, 60
 
 
 class LSML(MahalanobisMixin):
@@ -32,8 +29,8 @@ class LSML(MahalanobisMixin):
 
         minimise  (1/Q) Σ_q [√d²_M(a, b) − √d²_M(c, d)]²₊ + tr(M M₀⁻¹) − log det M.
 
-    Solved by gradient descent with a backtracking line search, the gradient as two
-    weighted Gram products (no loop over quadruplets).
+    Solved by L-BFGS on ``M`` with a line search, the gradient as two weighted Gram
+    products (no loop over quadruplets).
 
     Read more in the :ref:`User Guide <convex>`.
 
@@ -50,7 +47,7 @@ class LSML(MahalanobisMixin):
         ``None``: ``20 * n_classes**2``.
 
     max_iter : int, default=1000
-        Maximum number of gradient steps.
+        Maximum number of L-BFGS steps.
 
     tol : float, default=1e-6
         Stop when a step lowers the objective by at most ``tol`` times its value.
@@ -70,7 +67,7 @@ class LSML(MahalanobisMixin):
         The objective at the learned metric.
 
     n_iter_ : int
-        Gradient steps of the last fit.
+        L-BFGS steps of the last fit.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -144,12 +141,12 @@ class LSML(MahalanobisMixin):
         q = constraints.quadruplets
         problem = LSMLObjective(X[q[:, 0]] - X[q[:, 1]], X[q[:, 2]] - X[q[:, 3]],
                                 prior_inverse)
-        descent = _GradientDescent(problem, M)
+        descent = _QuasiNewton(problem, M)
         with one_blas_thread():
             n_iter = iterate(lambda: descent.round(self.tol), ArrayCheckpoint(descent.state),
                              max_iter=self.max_iter, verbose=self.verbose, name="LSML",
                              unit="step", columns=(("objective", ".8e"), ("step", ".2e")))
-        metric = descent.state[:-1].copy()
+        metric = descent.state.copy()
         self.objective_ = problem.value(metric)
         self.components_, self.n_iter_ = components_from_metric(metric), n_iter
         return self
@@ -184,6 +181,11 @@ class LSMLObjective:
         """The objective; ``inf`` when ``M`` is not positive definite."""
         return self.evaluate(M)[0]
 
+    def value_and_gradient(self, M):
+        """The objective and its gradient (zero outside the positive-definite cone)."""
+        value, reused = self.evaluate(M)
+        return value, (np.zeros_like(M) if reused is None else self.gradient(M, reused))
+
     def gradient(self, M, reused):
         """``M₀⁻¹ − M⁻¹ + Σ_violated w[(1 − √(cd/ab)) v vᵀ + (1 − √(ab/cd)) u uᵀ]``."""
         factor, ab, cd = reused
@@ -198,33 +200,25 @@ class LSMLObjective:
         return gradient
 
 
-class _GradientDescent:
-    """Gradient steps with Armijo backtracking; the step starts at twice the last one."""
+class _QuasiNewton:
+    """L-BFGS steps (``_core.LBFGS``, memory kept across rounds) on ``M``.
+
+    Directions are sums of symmetric gradients, so ``M`` stays symmetric; a trial
+    outside the positive-definite cone has an infinite objective and is backtracked.
+    """
 
     def __init__(self, problem, M):
-        self.problem = problem
-        # The state: M, then the last step length in a row of its own.
-        self.state = np.vstack([M, np.zeros((1, len(M)))])
-        self.state[-1, 0] = 1.0 / max(linalg.norm(M), np.finfo(float).tiny)
-        self.evaluation = None
+        self.problem, self.state = problem, M.copy()
+        self.solver, self.evaluation = LBFGS(), None
 
     def round(self, tol):
-        M, problem = self.state[:-1], self.problem
-        # The last accepted trial's evaluation is this M's (None before the first round).
-        value, reused = self.evaluation or problem.evaluate(M)
-        gradient = problem.gradient(M, reused)
-        squared_norm = np.vdot(gradient, gradient)
-        step = 2.0 * self.state[-1, 0]
-        for _ in range(_MAX_HALVINGS):
-            trial = M - step * gradient
-            trial_value, trial_reused = problem.evaluate(trial)
-            if trial_value <= value - _ARMIJO * step * squared_norm:
-                break
-            step /= 2.0
-        else:
-            return Round((value, 0.0), converged=True)
-        M[...], self.state[-1, 0] = trial, step
-        self.evaluation = trial_value, trial_reused
-        decrease = value - trial_value
-        return Round((trial_value, step),
-                     converged=decrease <= tol * max(abs(trial_value), 1.0))
+        M = self.state
+        # The last accepted step's evaluation is this M's (None before the first round).
+        evaluation = self.evaluation or self.problem.value_and_gradient(M)
+        trial, new, stalled = self.solver.run(self.problem, M, evaluation, 1)
+        if stalled:
+            return Round((evaluation[0], 0.0), converged=True)
+        step = np.sqrt(np.vdot(trial - M, trial - M))
+        M[...], self.evaluation = trial, new
+        decrease = evaluation[0] - new[0]
+        return Round((new[0], step), converged=decrease <= tol * max(abs(new[0]), 1.0))
