@@ -12,7 +12,7 @@ from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import MahalanobisMixin, oriented_columns
+from .._core import MahalanobisMixin, one_blas_thread, oriented_columns
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
 _BLOCK_ENTRIES = 1 << 22
@@ -125,8 +125,10 @@ class LFDA(MahalanobisMixin):
         rows = self.n_components or X.shape[1]
         if rows > X.shape[1]:
             raise ValueError(f"n_components={rows} must be at most n_features={X.shape[1]}.")
-        between, within = local_scatters(X, codes, self.k)
-        components, values = lfda_components(between, within, rows, self.embedding_type)
+        # Its products are small or few: a second BLAS thread would only spin (CPU time).
+        with one_blas_thread():
+            between, within = local_scatters(X, codes, self.k)
+            components, values = lfda_components(between, within, rows, self.embedding_type)
         self.components_, self.eigenvalues_, self.n_iter_ = components, values, 1
         return self
 
@@ -192,16 +194,21 @@ def _class_laplacian_form(members, k):
     step = max(1, _BLOCK_ENTRIES // n_members)
     norms = np.einsum("ij,ij->i", members, members)
     neighbour = min(k, n_members - 1)
+    # A class within one block keeps its distances for the affinity; larger ones recompute.
+    kept = _squared_distances(members, norms, 0, step) if step >= n_members else None
+
+    def distances(start):
+        return kept if kept is not None else _squared_distances(members, norms, start, step)
+
     scales = np.concatenate([
-        np.sqrt(np.partition(_squared_distances(members, norms, start, step), neighbour,
-                             axis=1)[:, neighbour])
+        np.sqrt(np.partition(distances(start), neighbour, axis=1)[:, neighbour])
         for start in range(0, n_members, step)])
     form = np.zeros((members.shape[1], members.shape[1]))
     for start in range(0, n_members, step):
         block = slice(start, start + step)
         product = np.outer(scales[block], scales)
         with np.errstate(divide="ignore", invalid="ignore"):
-            affinity = np.exp(-_squared_distances(members, norms, start, step) / product)
+            affinity = np.exp(-distances(start) / product)
         # A sample at distance 0 from its k-th neighbour has no scale: no affinity.
         affinity[product == 0.0] = 0.0
         degrees = affinity.sum(axis=1)
