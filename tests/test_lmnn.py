@@ -135,7 +135,8 @@ def sdp_optimum(X, pull, triplets, mu):
 def test_labels_fit_reaches_the_sdp_optimum():
     X, y = blobs(n=18, d=2, spread=1.2, seed=3)
     pull, triplets = every_triplet(X, y, 2)
-    model = LMNN(n_neighbors=2, mu=0.5, tol=1e-10, max_iter=500).fit(X, y)
+    # The SDP's target neighbours are Euclidean: start from a rotation (init="pca").
+    model = LMNN(n_neighbors=2, mu=0.5, init="pca", tol=1e-10, max_iter=500).fit(X, y)
     optimum = sdp_optimum(X, pull, triplets, 0.5)
     assert abs(model.objective_ - optimum) <= 1e-4 * optimum
     assert model.n_iter_ < 500
@@ -171,7 +172,7 @@ def test_no_impostors_converges_to_the_pull_and_margin_balance():
     assert np.all(start.margins(X)[1] < 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        model = LMNN(tol=1e-10, max_iter=500).fit(X, y)
+        model = LMNN(init="pca", tol=1e-10, max_iter=500).fit(X, y)
     pull, triplets = every_triplet(X, y, 3)
     # The optimum is near 0 (a tiny metric) and every margin ends at the hinge's kink,
     # where L-BFGS stops: within 1e-3 of the starting loss of the SDP optimum, never below.
@@ -216,6 +217,16 @@ def test_starting_maps():
     pca = LMNN(init="pca", n_components=2)._initial_map(X, y)
     assert np.allclose(pca @ pca.T, np.eye(2))
     assert np.allclose(LMNN(init="identity", n_components=2)._initial_map(X, y), np.eye(2, 4))
+    # The default: LDA with labels, PCA with triplets.
+    assert np.array_equal(LMNN()._initial_map(X, y), lda)
+    assert np.array_equal(LMNN()._initial_map(X, None), LMNN(init="pca")._initial_map(X, None))
+    # d > n: the within-class scatter is singular; the ridged start is still finite, whitening.
+    wide, codes = np.random.RandomState(0).randn(12, 30), np.arange(12) % 3
+    start = LMNN(init="lda")._initial_map(wide, codes)
+    centred = wide - np.stack([wide[codes == c].mean(axis=0) for c in range(3)])[codes]
+    within = centred.T @ centred / 12
+    ridged = within + 1e-3 * np.trace(within) / 30 * np.eye(30)
+    assert np.all(np.isfinite(start)) and np.allclose(start @ ridged @ start.T, np.eye(30))
     given = np.arange(8.0).reshape(2, 4)
     model = LMNN(init=given, max_iter=1)
     with warnings.catch_warnings():

@@ -74,20 +74,22 @@ class LMNN(MahalanobisMixin):
     n_components : int or None, default=None
         Rows of ``L`` (the dimension of the learned space); ``None``: ``n_features``.
 
-    init : {"pca", "identity", "lda"} or array of shape (n_components, n_features), \
-            default="pca"
-        Starting map. ``"pca"``: the leading principal axes of ``X`` (a rotation
-        when ``n_components = n_features``, the Euclidean metric); ``"identity"``:
-        the first ``n_components`` coordinates; ``"lda"``: the discriminant axes,
-        scaled to unit within-class variance (needs class labels), the Mahalanobis
-        metric of the pooled within-class covariance when ``n_components =
-        n_features``.
+    init : {"auto", "lda", "pca", "identity"} or array of shape (n_components, \
+            n_features), default="auto"
+        Starting map. ``"lda"``: the discriminant axes, scaled to unit within-class
+        variance (needs class labels; the within-class scatter is ridged by 1e-3 of
+        its mean eigenvalue, so it is defined when ``n_features > n_samples``), the
+        Mahalanobis metric of the pooled within-class covariance when
+        ``n_components = n_features``; ``"pca"``: the leading principal axes of ``X``
+        (a rotation when ``n_components = n_features``, the Euclidean metric);
+        ``"identity"``: the first ``n_components`` coordinates; ``"auto"``:
+        ``"lda"`` with class labels, ``"pca"`` with ``constraints``.
 
     max_iter : int, default=100
         Maximum number of rounds, each an impostor search followed by up to 10
         L-BFGS iterations; reaching it raises a ``ConvergenceWarning``.
 
-    tol : float, default=1e-4
+    tol : float, default=1e-2
         Stop when a round lowers the loss by at most ``tol`` times its value.
 
     verbose : int, default=0
@@ -142,15 +144,15 @@ class LMNN(MahalanobisMixin):
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
         "mu": [Interval(Real, 0, 1, closed="both")],
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
-        "init": [StrOptions({"pca", "identity", "lda"}), "array-like"],
+        "init": [StrOptions({"auto", "lda", "pca", "identity"}), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_neighbors=3, *, mu=0.5, n_components=None, init="pca",
-                 max_iter=100, tol=1e-4, verbose=0, random_state=None):
+    def __init__(self, n_neighbors=3, *, mu=0.5, n_components=None, init="auto",
+                 max_iter=100, tol=1e-2, verbose=0, random_state=None):
         self.n_neighbors = n_neighbors
         self.mu = mu
         self.n_components = n_components
@@ -223,9 +225,10 @@ class LMNN(MahalanobisMixin):
         rows = self.n_components or n_features
         if rows > n_features:
             raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
-        if self.init == "identity":
+        init = self.init if self.init != "auto" else ("pca" if codes is None else "lda")
+        if init == "identity":
             return np.eye(rows, n_features)
-        if self.init == "pca":
+        if init == "pca":
             centred = X - X.mean(axis=0)
             axes = oriented_columns(linalg.eigh(centred.T @ centred)[1][:, ::-1])
             return np.ascontiguousarray(axes.T[:rows])
