@@ -3,11 +3,12 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+from scipy import linalg
 from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import SCML, TripletConstraints
-from psdmetric._convex._scml_basis import knn_triplets, lda_basis
+from psdmetric._convex._scml_basis import _discriminant_directions, knn_triplets, lda_basis
 from psdmetric._convex._scml_kernels import dual_averaging_updates
 
 
@@ -66,6 +67,20 @@ def test_knn_triplets_are_every_genuine_with_every_impostor():
         other = [k for k in np.argsort(distances[i]) if y[k] != y[i]][:3]
         expected |= {(i, j, k) for j in same for k in other}
     assert set(map(tuple, triplets.tolist())) == expected and len(triplets) == 20 * 6
+
+
+@pytest.mark.parametrize("n_features", [30, 3])
+def test_discriminant_directions_are_the_generalised_eigenvectors(n_features):
+    rng = np.random.RandomState(0)
+    X, codes = rng.randn(40, n_features) * rng.rand(n_features), np.repeat(np.arange(4), 10)
+    got = _discriminant_directions(X, codes, min(3, n_features))
+    means = np.array([X[codes == c].mean(axis=0) for c in range(4)])
+    centred, spread = X - means[codes], means - X.mean(axis=0)
+    within = centred.T @ centred / 40
+    within += 1e-3 * np.trace(within) / n_features * np.eye(n_features)
+    dense = linalg.eigh(spread.T @ spread / 4, within)[1][:, ::-1][:, :len(got)].T
+    cosines = (got * dense).sum(axis=1) / linalg.norm(got, axis=1) / linalg.norm(dense, axis=1)
+    assert np.allclose(np.abs(cosines), 1, rtol=0, atol=1e-10)
 
 
 def test_lda_basis_and_labels():

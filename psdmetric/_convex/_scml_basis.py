@@ -59,11 +59,17 @@ def _discriminant_directions(X, codes, count):
     means /= sizes[:, None]
     centred = X - means[local]
     within = centred.T @ centred / len(X)
-    spread = means - X.mean(axis=0)
-    between = (spread.T * (sizes / len(X))) @ spread
+    spread = (means - X.mean(axis=0)).T * np.sqrt(sizes / len(X))
     ridge = _RIDGE * max(np.trace(within) / X.shape[1], np.finfo(float).tiny)
-    vectors = linalg.eigh(between, within + ridge * np.eye(X.shape[1]))[1]
-    return vectors[:, ::-1][:, :count].T
+    within += ridge * np.eye(X.shape[1])
+    if count >= X.shape[1]:
+        return linalg.eigh(spread @ spread.T, within)[1][:, ::-1][:, :count].T
+    # The between-scatter S Sᵀ has rank below d: with W = L Lᵀ the leading generalised
+    # eigenvectors are L⁻ᵀ times the left singular vectors of L⁻¹ S (d × classes).
+    factor = linalg.cholesky(within, lower=True)
+    left = linalg.svd(linalg.solve_triangular(factor, spread, lower=True),
+                      full_matrices=False)[0]
+    return linalg.solve_triangular(factor, left[:, :count], lower=True, trans="T").T
 
 
 def triplet_difference_basis(X, triplets, n_basis, rng):
