@@ -116,3 +116,18 @@ def test_pca_start_with_all_components_is_the_euclidean_metric():
     X, y = irrelevant_features(n=60)
     L = MLKR(max_iter=1)._initial_map(X)
     np.testing.assert_allclose(L.T @ L, np.eye(10), atol=1e-12)
+
+
+def test_rounds_carry_the_curvature_memory():
+    """Three rounds of 20 L-BFGS steps are one uninterrupted run of 60 steps."""
+    from psdmetric._core import LBFGS
+    from psdmetric._regression._mlkr import _STEPS_PER_ROUND, _Loss
+
+    X, y = irrelevant_features(n=80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = MLKR(init="identity", max_iter=3, tol=0.0).fit(X, y)
+    loss = _Loss(X, y)
+    L = LBFGS().run(loss, np.eye(10), loss.value_and_gradient(np.eye(10)),
+                    3 * _STEPS_PER_ROUND)[0]
+    np.testing.assert_allclose(model.components_, L, rtol=1e-12, atol=1e-14)

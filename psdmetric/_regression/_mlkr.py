@@ -1,22 +1,22 @@
 """MLKR: metric learning for kernel regression (Weinberger & Tesauro, 2007).
 
 The leave-one-out kernel-regression loss (``_objective.py``) is minimised over ``L``
-by scipy's L-BFGS-B, a bounded number of iterations per round of the iteration
-driver, so the verbose table, the ``ConvergenceWarning`` and Ctrl-C behave as in
-every other learner.
+by L-BFGS (``_core.LBFGS``, whose curvature memory carries over from one round to the
+next), a bounded number of iterations per round of the iteration driver, so the
+verbose table, the ``ConvergenceWarning`` and Ctrl-C behave as in every other learner.
 """
 
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
-from scipy.optimize import minimize
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
 from .._core import (
+    LBFGS,
     ArrayCheckpoint,
     MahalanobisMixin,
     Round,
@@ -28,7 +28,7 @@ from .._core import (
 )
 from ._objective import mlkr_loss
 
-# L-BFGS-B iterations per round; its curvature memory starts afresh each round.
+# L-BFGS iterations per round (its curvature memory carries over to the next round).
 _STEPS_PER_ROUND = 20
 
 
@@ -60,12 +60,13 @@ class MLKR(MahalanobisMixin):
         ``n_components`` coordinates.
 
     max_iter : int, default=50
-        Maximum number of rounds, each up to 20 L-BFGS-B iterations; reaching it
-        raises a ``ConvergenceWarning``.
+        Maximum number of rounds, each up to 20 L-BFGS iterations (the curvature
+        memory carries over between rounds); reaching it raises a
+        ``ConvergenceWarning``.
 
     tol : float, default=1e-2
         Stop when a round lowers the loss by at most ``tol`` times its value, or when
-        L-BFGS-B converges within a round.
+        no step along the gradient lowers it.
 
     verbose : int, default=0
         Print a table row per round.
@@ -110,7 +111,7 @@ class MLKR(MahalanobisMixin):
     >>> X, y = load_diabetes(return_X_y=True)
     >>> model = make_pipeline(StandardScaler(), MLKR(), KNeighborsRegressor(10))
     >>> round(model.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 3)
-    0.384
+    0.375
     """
 
     _constraint_kind = "regression"
@@ -187,26 +188,34 @@ class MLKR(MahalanobisMixin):
         return np.ascontiguousarray(axes.T[:rows])
 
 
+class _Loss:
+    """The loss as ``LBFGS`` reads it, counting its evaluations."""
+
+    def __init__(self, X, y):
+        self.X, self.y, self.evaluations = X, y, 0
+
+    def value_and_gradient(self, L):
+        self.evaluations += 1
+        return mlkr_loss(L, self.X, self.y)
+
+
 class _Rounds:
-    """Rounds of up to ``_STEPS_PER_ROUND`` L-BFGS-B iterations from the current ``L``."""
+    """Rounds of up to ``_STEPS_PER_ROUND`` L-BFGS iterations from the current ``L``."""
 
     def __init__(self, X, y, L):
-        self.X, self.y, self.shape = X, y, L.shape
-        self.value = mlkr_loss(L, X, y)[0]
+        self.objective, self.solver = _Loss(X, y), LBFGS()
+        self.evaluation = self.objective.value_and_gradient(L)
 
-    def loss(self, flat):
-        value, gradient = mlkr_loss(flat.reshape(self.shape), self.X, self.y)
-        return value, gradient.ravel()
+    @property
+    def value(self):
+        return self.evaluation[0]
 
     def round(self, L, tol):
-        result = minimize(self.loss, L.ravel(), jac=True, method="L-BFGS-B",
-                          options={"maxiter": _STEPS_PER_ROUND})
-        change = 0.0
-        if result.fun < self.value:
-            change = (self.value - result.fun) / max(abs(self.value), np.finfo(float).tiny)
-            L[...] = result.x.reshape(self.shape)
-            self.value = result.fun
-        # status 0: L-BFGS-B's own tests held; a failed line search (status 2)
-        # without progress is a stationary point to working precision.
-        stalled = result.status == 0 or change == 0.0
-        return Round((self.value, result.nfev, change), converged=stalled or change <= tol)
+        value, start = self.evaluation[0], self.objective.evaluations
+        L_new, self.evaluation, stalled = self.solver.run(self.objective, L, self.evaluation,
+                                                          _STEPS_PER_ROUND)
+        L[...] = L_new
+        change = (value - self.value) / max(abs(value), np.finfo(float).tiny)
+        # Stalled: no step along −gradient lowers the loss (stationary to precision).
+        return Round((self.value, self.objective.evaluations - start, change),
+                     converged=stalled or change <= tol)
