@@ -10,8 +10,8 @@ respect to ``M`` is one weighted sum of outer products ``Σ_p w_p (x_a − x_b)(
 = Xᵀ Bᵀ diag(w) B X``, with ``B`` the sparse pair-by-sample incidence matrix (+1 at
 ``a``, −1 at ``b``) and ``Bᵀ diag(w) B = D − W`` the graph Laplacian of the pair
 weights. With respect to ``L`` it is ``2 L G = 2 ((D − W) X Lᵀ)ᵀ X``: two products
-with ``X``, the pairs' squared distances and one sparse product over the pairs of
-non-zero weight, never a d × d matrix per triplet.
+with ``X``, the pairs' squared distances and two sparse products over the pairs (their
+pattern built once per impostor set), never a d × d matrix per triplet.
 """
 
 import numpy as np
@@ -45,6 +45,14 @@ class TripletObjective:
         self.pull = np.ascontiguousarray(pull, dtype=np.intp).reshape(-1, 2)
         self.push = np.ascontiguousarray(push, dtype=np.intp).reshape(-1, 2)
         self.triplet_pull, self.triplet_push = triplet_pull, triplet_push
+        # The pairs as one sparse pattern S (row a, column b), built once: an evaluation
+        # only sets its weights, and (D − W) Z = deg ⊙ Z − S Z − Sᵀ Z with W = S + Sᵀ.
+        pairs = np.concatenate([self.pull, self.push])
+        self._order = np.argsort(pairs[:, 0], kind="stable")
+        self._rows, self._columns = pairs[:, 0], pairs[:, 1]
+        self._sorted_columns = self._columns[self._order]
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(pairs[:, 0],
+                                                                  minlength=len(X)))])
 
     @property
     def n_push(self):
@@ -64,22 +72,23 @@ class TripletObjective:
         """The loss at ``L`` (n_components, n_features), its gradient and active triplets."""
         Z = self.X @ L.T
         pull_squared, margins = self.margins(Z)
-        active = margins > 0.0
-        value = (1.0 - self.mu) * pull_squared.sum() + self.mu * margins[active].sum()
-        pull_weights = (1.0 - self.mu) + self.mu * np.bincount(
-            self.triplet_pull[active], minlength=len(self.pull))
-        push_counts = np.bincount(self.triplet_push[active], minlength=len(self.push))
-        pushed = push_counts > 0
-        pairs = np.concatenate([self.pull, self.push[pushed]])
-        weights = np.concatenate([pull_weights, -self.mu * push_counts[pushed]])
-        # (D − W) Z with W the symmetric pair weights: only pairs of non-zero weight.
+        # Weighted counts instead of boolean indexing: no copy of the triplet indices.
+        active = (margins > 0.0).astype(np.float64)
+        value = (1.0 - self.mu) * pull_squared.sum() + self.mu * np.dot(margins, active)
+        weights = np.empty(len(self.pull) + len(self.push))
+        weights[:len(self.pull)] = np.bincount(self.triplet_pull, active, len(self.pull))
+        weights[:len(self.pull)] *= self.mu
+        weights[:len(self.pull)] += 1.0 - self.mu
+        weights[len(self.pull):] = np.bincount(self.triplet_push, active, len(self.push))
+        weights[len(self.pull):] *= -self.mu
         n_samples = Z.shape[0]
-        W = sparse.csr_matrix((weights, (pairs[:, 0], pairs[:, 1])),
+        S = sparse.csr_matrix((weights[self._order], self._sorted_columns, self._indptr),
                               shape=(n_samples, n_samples))
-        W = W + W.T
-        laplacian_image = np.asarray(W.sum(axis=1)) * Z - W @ Z
+        degrees = (np.bincount(self._rows, weights, n_samples)
+                   + np.bincount(self._columns, weights, n_samples))
+        laplacian_image = degrees[:, None] * Z - S @ Z - S.T @ Z
         gradient = 2.0 * (laplacian_image.T @ self.X)
-        return value, gradient, int(np.count_nonzero(active))
+        return value, gradient, int(active.sum())
 
     def value(self, L):
         """The loss at ``L``."""
@@ -122,7 +131,7 @@ def impostor_candidates(Z, codes, radii):
     squared_norms = np.einsum("ij,ij->i", Z, Z)
     for position, code in enumerate(classes[:-1]):
         queries = np.flatnonzero(codes == code)
-        others = np.flatnonzero(np.isin(codes, classes[position + 1:]))
+        others = np.flatnonzero(codes > code)
         block = max(1, _BLOCK_ENTRIES // len(others))
         Z_others, norms_others = Z[others], squared_norms[others]
         for start in range(0, len(queries), block):
