@@ -51,15 +51,20 @@ def fitted(request, wine):
     return search, learner_class
 
 
-def one_standard_error_oracle(scores, default):
-    """The rule on a (candidates × splits) score table, written out as a loop."""
-    best, best_mean = default, -np.inf
-    for index, row in enumerate(scores):
-        differences = row - scores[default]
-        error = np.std(differences, ddof=1) / np.sqrt(len(row))
-        if differences.mean() > error and row.mean() > best_mean:
-            best, best_mean = index, row.mean()
-    return best
+def stepwise_oracle(scores, default, n_gammas, margin=1.5):
+    """The rule on a (candidates × splits) score table, written out as loops: γ of the
+    default's scheme against the default, then the other schemes against that choice."""
+    chosen = default
+    for same in (True, False):
+        reference, best_mean = chosen, -np.inf
+        for index, row in enumerate(scores):
+            if (index // n_gammas == default // n_gammas) != same:
+                continue
+            differences = row - scores[reference]
+            error = np.std(differences, ddof=1) / np.sqrt(len(row))
+            if differences.mean() > margin * error and row.mean() > best_mean:
+                chosen, best_mean = index, row.mean()
+    return chosen
 
 
 def test_scores_equal_brute_force_true_class_probability(fitted, wine):
@@ -73,16 +78,22 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
     np.testing.assert_array_equal(splits, brute)
     # The default (γ = 0.1, 3 neighbours) is the fourth candidate.
-    best = one_standard_error_oracle(brute, default=3)
+    best = stepwise_oracle(brute, default=3, n_gammas=len(GAMMAS))
     k, gamma = SCHEMES[best // len(GAMMAS)], GAMMAS[best % len(GAMMAS)]
     assert search.best_params_ == {"gamma": gamma, "n_neighbors": k}
     assert search.best_index_ == best and search.cv_results_["chosen"][best]
     assert search.cv_results_["chosen"].sum() == 1
     assert search.best_score_ == pytest.approx(brute.mean(axis=1)[best])
-    gain = brute - brute[3]
-    np.testing.assert_allclose(search.cv_results_["mean_score_gain"], gain.mean(axis=1))
+    # The default's scheme is compared with the default, the other with that step's choice.
+    reference = search.cv_results_["gain_reference_index"]
+    np.testing.assert_array_equal(reference[3:], 3)
+    first = stepwise_oracle(brute[3:], default=0, n_gammas=len(GAMMAS)) + 3
+    np.testing.assert_array_equal(reference[:3], first)
+    gain = brute - brute[reference.astype(int)]
+    np.testing.assert_allclose(search.cv_results_["mean_score_gain"], gain.mean(axis=1),
+                               atol=1e-15)
     np.testing.assert_allclose(search.cv_results_["std_error_score_gain"],
-                               gain.std(axis=1, ddof=1) / np.sqrt(5))
+                               gain.std(axis=1, ddof=1) / np.sqrt(5), atol=1e-15)
 
 
 def test_refit_equals_the_plain_learner_with_the_best_params(fitted, wine):
@@ -259,44 +270,47 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
     assert search.components_.shape == (params.get("n_components", 4), 4)
 
 
-@pytest.mark.parametrize("n_samples, splitter", [
-    (150, RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0)),
-    (1000, StratifiedKFold(3)),
+@pytest.mark.parametrize("n_samples, splitter, n_splits", [
+    (150, RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=0), 6),
+    (1000, StratifiedKFold(3, shuffle=True, random_state=0), 1),
 ])
-def test_default_splits_hold_out_a_third_repeated_below_1000_samples(n_samples, splitter):
+def test_default_splits_hold_out_a_third_repeated_below_1000_samples(
+        n_samples, splitter, n_splits):
     rng = np.random.RandomState(0)
     X, y = rng.randn(n_samples, 3), np.arange(n_samples) % 3
-    expected = list(splitter.split(X, y))
+    expected = list(splitter.split(X, y))[:n_splits]
     splits = psdmetric._bregman._cv._inner_splits(None, X, y, seed=0)
-    assert len(splits) == len(expected)
+    assert len(splits) == n_splits
     for (train, test), (expected_train, expected_test) in zip(splits, expected):
         np.testing.assert_array_equal(test, expected_test)
         np.testing.assert_array_equal(train, expected_train)
 
 
-def test_halving_scores_later_splits_only_for_candidates_not_behind_the_default(
-        wine, monkeypatch):
+def test_large_sets_hold_every_inner_fit_to_twice_the_defaults_work(wine, monkeypatch):
     X, y = wine
-    monkeypatch.setattr(psdmetric._bregman._cv, "_HALVING_FROM", 100)
-    folds = StratifiedKFold(3)
-    search = LogDetCV(GAMMAS, SCHEMES, cv=folds, random_state=0).fit(X, y)
+    monkeypatch.setattr(psdmetric._bregman._cv, "_LARGE_FROM", 100)
+    folds = [next(StratifiedKFold(3).split(X, y))]
+    search = LogDetCV((0.01, 0.1, 10.0), (None, 3), cv=folds, tol=1e-6,
+                      random_state=0).fit(X, y)
     results = search.cv_results_
-    first = results["split0_test_score"]
-    survivors = first >= first[3]
-    np.testing.assert_array_equal(results["n_splits_scored"], np.where(survivors, 3, 1))
-    for k_index, k in enumerate(SCHEMES):
-        kept = [g for j, g in enumerate(GAMMAS) if survivors[k_index * len(GAMMAS) + j]]
-        # Each later split's path warm-starts through the surviving γ only.
-        brute = brute_force_scores(LogDet(n_neighbors=k, random_state=0), X, y, folds,
-                                   gammas=kept)
-        columns = [k_index * len(GAMMAS) + GAMMAS.index(g) for g in kept]
-        for split in (1, 2):
-            np.testing.assert_array_equal(results[f"split{split}_test_score"][columns],
-                                          brute[:, split])
-    assert np.isnan(results["split1_test_score"][~survivors]).all()
-    # Candidates cut short rank after those scored on every split.
-    assert results["rank_test_score"][~survivors].min() > survivors.sum()
-    assert survivors[search.best_index_]
+    train = folds[0][0]
+    # The default's path (3 neighbours) is fitted freely up to the default, γ = 0.1.
+    plain = {}
+    for k in (3, None):
+        model = LogDet(n_neighbors=k, tol=1e-6, warm_start=True, random_state=0)
+        if k is None:
+            model.set_params(n_constraints=min(40 * 9, 10 * len(y)))
+        plain[k] = []
+        for gamma in (0.01, 0.1, 10.0):
+            model.set_params(gamma=gamma).fit(X[train], y[train])
+            plain[k].append(model.n_iter_ * len(model.constraints_.pairs))
+    budget = 2 * plain[3][1]
+    # Scored exactly when the unbounded fit of the same path needs less than the budget.
+    within = np.array([w < budget for w in plain[None]] + [True, True, plain[3][2] < budget])
+    assert not within.all(), "the test needs a candidate over the budget"
+    within[:3] = np.cumprod(within[:3]).astype(bool)  # a path ends at its first overrun
+    np.testing.assert_array_equal(results["n_splits_scored"], within.astype(int))
+    assert within[search.best_index_]
 
 
 def test_random_pairs_are_capped_at_ten_per_sample():
@@ -308,20 +322,38 @@ def test_random_pairs_are_capped_at_ten_per_sample():
                                   plain.fit(X[keep], y[keep]).constraints_.pairs)
 
 
-def test_one_standard_error_rule_on_a_constructed_table():
-    choose = psdmetric._bregman._cv._one_standard_error_choice
-    # Columns: the default, a steady gain of 0.02, a larger but noisy mean gain.
+def test_stepwise_rule_on_a_constructed_table():
+    choose = psdmetric._bregman._cv_rule.stepwise_choice
+    # One scheme: the default, a steady gain of 0.02, a larger but noisy mean gain.
     scores = np.array([[0.80, 0.82, 0.73],
                        [0.70, 0.72, 0.88],
                        [0.75, 0.77, 0.63],
                        [0.90, 0.92, 1.03]])
-    best, gain, error = choose(scores, default=0)
+    samples = [row[:, None] for row in scores]
+    best, gain, error, reference = choose(samples, 0, 3)
     np.testing.assert_allclose(gain, [0.0, 0.02, 0.03], atol=1e-15)
     np.testing.assert_allclose(error[2], np.std(scores[:, 2] - scores[:, 0], ddof=1) / 2)
+    np.testing.assert_array_equal(reference, 0)
     assert best == 1
-    # A noisier steady gain no longer clears its standard error.
+    # A noisier steady gain clears one standard error but not 1.5.
     noisy = scores.copy()
-    noisy[:, 1] += [0.05, -0.05, 0.05, -0.05]
-    assert choose(noisy, default=0)[0] == 0
+    noisy[:, 1] += [0.03, -0.03, 0.03, -0.03]
+    best, gain, error, _ = choose([row[:, None] for row in noisy], 0, 3)
+    assert error[1] < gain[1] < 1.5 * error[1] and best == 0
+    # A second scheme is compared with the first step's choice, not with the default.
+    two = np.hstack([scores, scores[:, [1]] + [[0.001], [0.003], [0.002], [0.002]]])
+    best, gain, error, reference = choose([row[:, None] for row in two], 0, 3)
+    np.testing.assert_array_equal(reference, [0, 0, 0, 1])
+    assert best == 3 and gain[3] == pytest.approx(0.002)
     # Without the default in the grid the best mean wins.
-    assert choose(scores, default=None)[0] == 2
+    assert choose(samples, None, 3)[0] == 2
+
+
+def test_one_split_takes_the_error_of_the_per_sample_differences():
+    choose = psdmetric._bregman._cv_rule.stepwise_choice
+    rng = np.random.RandomState(0)
+    default = rng.rand(400)
+    steady, noisy = default + 0.01, default + 0.02 + rng.randn(400) * 0.5
+    best, gain, error, _ = choose([np.vstack([default, steady, noisy])], 0, 3)
+    np.testing.assert_allclose(error[2], np.std(noisy - default, ddof=1) / 20)
+    assert best == 1 and error[1] == pytest.approx(0, abs=1e-15)

@@ -9,12 +9,13 @@ as the plain learner would draw them, so each inner fit solves the problem of
 ``LogDet(gamma=γ, n_neighbors=k, random_state=seed)`` on that fold. The γ of a fold are
 fitted in increasing order, each warm-started from the duals of the last.
 
-The choice is conservative: the plain learner's default setting is kept unless another
-candidate beats it by more than one standard error of the per-split score difference
-(the one-standard-error rule), since an inner cross-validation on a few hundred samples
-ranks candidates that differ by less than that at random. On large sets the search is
-cut short as in successive halving: every candidate is scored on the first split, and
-only those that score at least as well as the default there are scored on the others.
+The choice is conservative and stepwise: γ within the plain learner's pair scheme is
+kept at its default unless another γ beats it by more than ``MARGIN`` (1.5) standard errors
+of the paired score difference, and the other pair schemes must then beat that choice
+by as much, since an inner cross-validation on a few hundred samples ranks candidates
+that differ by less at random (``_cv_rule``). On large sets one split is drawn and every
+inner fit may cost at most ``_WORK_BUDGET`` times the default's cycles × pairs, so the
+search stays within a few plain fits.
 """
 
 import time
@@ -39,6 +40,7 @@ from .._core import (
     threadpool_controller,
 )
 from ._cv_doc import SHARED_DOC
+from ._cv_rule import rank_scores, stepwise_choice
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
 
@@ -72,24 +74,27 @@ def _neighbour_pairs_possible(y):
 
 
 def _true_class_probability(knn, Z_test, y_test):
-    """Mean share of each test sample's k nearest training samples that hold its label.
+    """Share of each test sample's k nearest training samples that hold its label.
 
-    This is the k-NN classifier's predicted probability of the true class, averaged: on
-    a held-out fold of a few dozen samples it moves by 1/(k·n) where the accuracy moves
-    by 1/n, so candidates that differ by less than one test sample are still ranked.
+    This is the k-NN classifier's predicted probability of the true class: on a
+    held-out fold of a few dozen samples its mean moves by 1/(k·n) where the accuracy
+    moves by 1/n, so candidates that differ by less than one test sample are still ranked.
     """
     proba = knn.predict_proba(Z_test)
     index = np.searchsorted(knn.classes_, y_test).clip(max=len(knn.classes_) - 1)
     seen = knn.classes_[index] == y_test
-    return float(np.mean(np.where(seen, proba[np.arange(len(y_test)), index], 0.0)))
+    return np.where(seen, proba[np.arange(len(y_test)), index], 0.0)
 
 
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
-                knn_neighbors, seed, *, report=None):
-    """Held-out k-NN score and fit time of ``learner`` for every γ on one fold and scheme.
+                knn_neighbors, seed, *, max_work=None, budget_from=None, report=None):
+    """Per-sample held-out k-NN scores, fit times and work of ``learner`` for every γ.
 
-    With ``report`` (a line prefix), print each candidate's score as it is fitted, as
-    ``GridSearchCV(verbose=...)`` does.
+    Scores are a (γ × test sample) array, NaN for a γ not fitted. With ``max_work``, a
+    fit may run at most that many cycles × pairs; one that needs them all is over budget
+    and ends the path (larger γ cost more cycles). With ``budget_from`` (the default γ's
+    index), the later γ get ``_WORK_BUDGET`` times that fit's work. With ``report`` (a
+    line prefix), print each candidate's score as ``GridSearchCV(verbose=...)`` does.
 
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
@@ -99,86 +104,70 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     X_train, y_train = X[train], y[train]
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
         return None
+    scores = np.full((len(gammas), len(test)), np.nan)
+    fit_times, work = np.full(len(gammas), np.nan), np.full(len(gammas), np.nan)
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries and products
     # only contend (OpenMP and BLAS alike).
-    # Ctrl-C stops the search: an inner fit must not keep a partial metric and go on.
-    with threadpool_controller().limit(limits=1), warnings.catch_warnings():
-        warnings.filterwarnings("error", ".*training interrupted by the user",
-                                ConvergenceWarning)
+    with threadpool_controller().limit(limits=1):
         rng = np.random.RandomState(seed)
         # The learner's own label draw and bounds: each fit solves its plain fit's problem.
         learner = clone(learner).set_params(
             n_neighbors=n_neighbors, n_constraints=n_constraints if n_neighbors is None else None)
         constraints = learner._bounded_pairs(X_train, y_train, rng)
-        stream = rng.get_state()
-        scores, fit_times = [], []
+        n_pairs, stream = len(constraints.pairs), rng.get_state()
         # γ increases (sorted grid): each fit starts from the last one's duals (the learner
         # falls back to its prior where they do not give a valid start).
         fitted = clone(learner).set_params(warm_start=True)
-        for gamma in gammas:
+        for index, gamma in enumerate(gammas):
+            cap = learner.max_iter if max_work is None else min(learner.max_iter,
+                                                                int(max_work // n_pairs))
+            if cap < 1:
+                break
             rng.set_state(stream)
             start = time.perf_counter()
-            fitted.set_params(gamma=gamma, random_state=rng).fit(X_train, constraints=constraints)
-            fit_times.append(time.perf_counter() - start)
+            with warnings.catch_warnings():
+                if cap < learner.max_iter:  # stopping at the budget is not a failure
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                # Ctrl-C stops the search: an inner fit must not keep a partial metric.
+                warnings.filterwarnings("error", ".*training interrupted by the user",
+                                        ConvergenceWarning)
+                fitted.set_params(gamma=gamma, random_state=rng, max_iter=cap).fit(
+                    X_train, constraints=constraints)
+            fit_times[index] = time.perf_counter() - start
+            if cap < learner.max_iter and fitted.n_iter_ >= cap:
+                break
+            work[index] = fitted.n_iter_ * n_pairs
+            if index == budget_from:
+                max_work = _WORK_BUDGET * work[index]
             # X is validated once in fit: ``transform`` would validate it again per γ.
             knn = KNeighborsClassifier(knn_neighbors).fit(
                 X_train @ fitted.components_.T, y_train)
-            scores.append(_true_class_probability(knn, X[test] @ fitted.components_.T, y[test]))
+            scores[index] = _true_class_probability(knn, X[test] @ fitted.components_.T,
+                                                    y[test])
             if report:
                 print(f"{report} n_neighbors={n_neighbors}, gamma={gamma:.3g}: score "
-                      f"{scores[-1]:.4f}, fit {fit_times[-1]:.3f} s", flush=True)
-    return np.array(scores), np.array(fit_times)
+                      f"{scores[index].mean():.4f}, fit {fit_times[index]:.3f} s", flush=True)
+    return scores, fit_times, work
 
 
 # cv=None: a third of the training set held out per split, so each held-out fold keeps
-# 50 samples from 150 up; below this many samples the 3 splits are drawn twice.
-_REPEAT_BELOW = 1000
-# From this many samples on, candidates behind the default on the first split stop there.
-_HALVING_FROM = 1000
+# 50 samples from 150 up; below this many samples the 3 splits are drawn twice, from it
+# on one split is drawn and every inner fit is held to a work budget.
+_LARGE_FROM = 1000
+# Inner fits other than the default's may cost this many times its cycles × pairs.
+_WORK_BUDGET = 2.0
 # Random pairs by default: 40 n_classes² as in ITML, at most this many per sample, since
 # with many classes 40 n_classes² outgrows the data (40,960 pairs for 1,526 samples).
 _MAX_PAIRS_PER_SAMPLE = 10
 
 
 def _inner_splits(cv, X, y, seed):
-    """The inner splits: ``cv``'s, or stratified 3-fold (twice, shuffled, on small sets)."""
+    """The inner splits: ``cv``'s, or a stratified third held out (six times on small sets)."""
+    if cv is None and len(y) >= _LARGE_FROM:
+        return list(StratifiedKFold(3, shuffle=True, random_state=seed).split(X, y))[:1]
     if cv is None:
-        cv = (StratifiedKFold(3) if len(y) >= _REPEAT_BELOW else
-              RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=seed))
+        cv = RepeatedStratifiedKFold(n_splits=3, n_repeats=2, random_state=seed)
     return list(check_cv(cv, y, classifier=True).split(X, y))
-
-
-def _survivors(first, default):
-    """Candidates scored on the later splits, from their scores on the first split.
-
-    Those at least as good as the default there (all of them if the default has no
-    score); without a default, the better half.
-    """
-    scored = ~np.isnan(first)
-    if default is not None and scored[default]:
-        return scored & (first >= first[default])
-    return scored & (first >= np.median(first[scored])) if scored.any() else scored
-
-
-def _one_standard_error_choice(scores, default):
-    """Index of the chosen candidate and every candidate's gain over the default.
-
-    Candidates scored on every split compete; the gain is the mean per-split score
-    difference to the default, its standard error that of the differences. The default
-    is kept unless some candidate's gain exceeds its standard error; then the best of
-    those is chosen. Without a default (not in the grid), the best mean wins.
-    """
-    complete = ~np.isnan(scores).any(axis=0)
-    mean = np.where(complete, scores.mean(axis=0), -np.inf)
-    if default is None or not complete[default]:
-        nan = np.full(scores.shape[1], np.nan)
-        return int(np.argmax(mean)), nan, nan
-    differences = scores - scores[:, [default]]
-    gain = differences.mean(axis=0)
-    error = differences.std(axis=0, ddof=1) / np.sqrt(len(scores))
-    beats = complete & (gain > error)
-    return (int(np.argmax(np.where(beats, mean, -np.inf))) if beats.any() else default,
-            gain, error)
 
 
 class _PairLearnerCV(MahalanobisMixin):
@@ -274,9 +263,9 @@ class _PairLearnerCV(MahalanobisMixin):
             max_iter=self.max_iter)
         n_constraints = self.n_constraints or min(
             40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
-        scores, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed,
-                                         n_constraints)
-        best_index, results = self._results(scores, fit_times, gammas, schemes)
+        samples, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed,
+                                          n_constraints)
+        best_index, results = self._results(samples, fit_times, gammas, schemes)
         chosen = results["params"][best_index]
         refit = self._learner(
             n_components=self.n_components, prior=self.prior,
@@ -301,43 +290,49 @@ class _PairLearnerCV(MahalanobisMixin):
         return None
 
     def _search(self, learner, X, y, splits, gammas, schemes, seed, n_constraints):
-        """Scores and fit times (splits × candidates), NaN where a candidate was not fitted.
+        """Per split, the (candidate × test sample) scores; fit times (splits × candidates).
 
-        From ``_HALVING_FROM`` samples on, the later splits score only the candidates
-        that ``_survivors`` keeps after the first. Raises when no scheme can be drawn.
+        NaN where a candidate was not fitted. From ``_LARGE_FROM`` samples on (with the
+        default in the grid), the default's scheme is fitted first, and every later fit
+        gets ``_WORK_BUDGET`` times the default's work on its split. Raises when no
+        scheme can be drawn.
         """
-        n_gammas = len(gammas)
-        scores = np.full((len(splits), len(schemes) * n_gammas), np.nan)
-        fit_times = np.full_like(scores, np.nan)
-        drawable = np.ones(len(schemes), dtype=bool)
-        halving = len(y) >= _HALVING_FROM
-        keep = np.ones(scores.shape[1], dtype=bool)
-        for rung in ((range(1), range(1, len(splits))) if halving else (range(len(splits)),)):
-            jobs = [(s, fold, np.flatnonzero(keep[s * n_gammas:(s + 1) * n_gammas]))
-                    for s in range(len(schemes)) for fold in rung]
-            jobs = [job for job in jobs if len(job[2]) and drawable[job[0]]]
+        n_gammas, n_schemes = len(gammas), len(schemes)
+        default = self._default_index(gammas, schemes)
+        budget = len(y) >= _LARGE_FROM and default is not None
+        samples = [np.full((n_schemes * n_gammas, len(test)), np.nan) for _, test in splits]
+        fit_times = np.full((len(splits), n_schemes * n_gammas), np.nan)
+        drawable, max_work = np.ones(n_schemes, dtype=bool), [None] * len(splits)
+        phases = ([[default // n_gammas], [s for s in range(n_schemes)
+                                           if s != default // n_gammas]]
+                  if budget else [range(n_schemes)])
+        for phase in phases:
+            jobs = [(s, fold) for s in phase for fold in range(len(splits)) if drawable[s]]
             try:
                 paths = Parallel(n_jobs=self.n_jobs)(
-                    delayed(_score_path)(learner, X, y, *splits[fold], gammas[columns],
-                                         schemes[s], n_constraints,
-                                         self.knn_neighbors, seed,
-                                         report=self.verbose and (
-                                             f"[{type(self).__name__} split "
-                                             f"{fold + 1}/{len(splits)}]"))
-                    for s, fold, columns in jobs)
+                    delayed(_score_path)(
+                        learner, X, y, *splits[fold], gammas, schemes[s], n_constraints,
+                        self.knn_neighbors, seed, max_work=max_work[fold],
+                        budget_from=default % n_gammas if budget and s == default // n_gammas
+                        else None,
+                        report=self.verbose and (
+                            f"[{type(self).__name__} split {fold + 1}/{len(splits)}]"))
+                    for s, fold in jobs)
             except ConvergenceWarning as interrupted:
                 raise KeyboardInterrupt from interrupted
-            for (s, fold, columns), path in zip(jobs, paths):
+            for (s, fold), path in zip(jobs, paths):
                 if path is None:
                     drawable[s] = False
-                else:
-                    scores[fold, s * n_gammas + columns], fit_times[
-                        fold, s * n_gammas + columns] = path
-            for s in np.flatnonzero(~drawable):
-                scores[:, s * n_gammas:(s + 1) * n_gammas] = np.nan
-            keep = _survivors(scores[0], self._default_index(gammas, schemes))
+                    continue
+                columns = slice(s * n_gammas, (s + 1) * n_gammas)
+                samples[fold][columns], fit_times[fold, columns], work = path
+                if budget and s == default // n_gammas:
+                    max_work[fold] = _WORK_BUDGET * work[default % n_gammas]
+        for s in np.flatnonzero(~drawable):
+            for split in samples:
+                split[s * n_gammas:(s + 1) * n_gammas] = np.nan
         self._check_drawable(schemes, drawable)
-        return scores, fit_times
+        return samples, fit_times
 
     def _check_drawable(self, schemes, drawable):
         if not drawable.any():
@@ -352,10 +347,11 @@ class _PairLearnerCV(MahalanobisMixin):
                 f"{type(self).__name__}: n_neighbors={left_out} left out, some training "
                 "fold has a single class or no class with two samples.", FitFailedWarning)
 
-    def _results(self, scores, fit_times, gammas, schemes):
-        """The one-standard-error rule's choice and ``cv_results_`` (``GridSearchCV``'s layout)."""
+    def _results(self, samples, fit_times, gammas, schemes):
+        """The stepwise rule's choice and ``cv_results_`` (``GridSearchCV``'s layout)."""
         default = self._default_index(gammas, schemes)
-        best_index, gain, error = _one_standard_error_choice(scores, default)
+        best_index, gain, error, reference = stepwise_choice(samples, default, len(gammas))
+        scores = np.array([split.mean(axis=1) for split in samples])
         params = [{"gamma": float(gamma), "n_neighbors": n_neighbors}
                   for n_neighbors in schemes for gamma in gammas]
         scored = ~np.isnan(scores)
@@ -371,10 +367,11 @@ class _PairLearnerCV(MahalanobisMixin):
                 **{f"split{fold}_test_score": scores[fold] for fold in range(len(scores))},
                 "mean_test_score": mean,
                 "std_test_score": np.nanstd(scores, axis=0),
-                "rank_test_score": _rank(np.where(complete, mean, np.nan)),
+                "rank_test_score": rank_scores(np.where(complete, mean, np.nan)),
                 "n_splits_scored": scored.sum(axis=0),
                 "mean_score_gain": gain,
                 "std_error_score_gain": error,
+                "gain_reference_index": reference,
                 "chosen": np.arange(len(params)) == best_index,
                 "mean_fit_time": np.nanmean(fit_times, axis=0),
             }
@@ -397,12 +394,6 @@ class _PairLearnerCV(MahalanobisMixin):
                   f"{results['rank_test_score'][index]:>5d} "
                   f"{results['mean_fit_time'][index]:>8.3f}"
                   + ("  chosen" if results["chosen"][index] else ""))
-
-
-def _rank(mean):
-    """Rank 1 for the best mean score, ties sharing the lowest rank, NaN ranked last."""
-    order = np.where(np.isnan(mean), -np.inf, mean)
-    return np.array([1 + np.sum(order > value) for value in order], dtype=np.int32)
 
 
 class LogDetCV(_PairLearnerCV):

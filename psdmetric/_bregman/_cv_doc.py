@@ -20,10 +20,11 @@ SHARED_DOC = """
 
     cv : int, cross-validation generator or iterable, default=None
         Splits for the inner cross-validation, as in scikit-learn (an int is that many
-        stratified folds). ``None`` holds out a third of the samples per split
-        (stratified 3-fold), so that each held-out fold holds 50 samples from 150 up,
-        and below 1,000 samples draws the three folds twice (shuffled, seeded by
-        ``random_state``) for six splits.
+        stratified folds). ``None`` holds out a stratified third of the samples (shuffled,
+        seeded by ``random_state``), so that each held-out fold holds 50 samples from
+        150 up: below 1,000 samples the three folds of a 3-fold split drawn twice (six
+        splits), from 1,000 samples on one such split, whose held-out third of 333
+        samples or more ranks the candidates sample by sample.
 
     knn_neighbors : int, default=5
         Neighbours of the :class:`~sklearn.neighbors.KNeighborsClassifier` that scores
@@ -67,11 +68,13 @@ SHARED_DOC = """
     ----------
     best_params_ : dict
         ``{{"gamma": γ, "n_neighbors": k}}`` of the chosen candidate, the one refitted.
-        The plain learner's default (``{default}``), when the grid holds it, is kept
-        unless some candidate's mean score beats it by more than one standard error
-        of the per-split score differences; then the best such candidate is chosen (the
-        one-standard-error rule). Without the default in the grid the best mean score
-        wins.
+        The plain learner's default (``{default}``), when the grid holds it, is the
+        start of a stepwise rule: first the γ of the default's pair scheme, each kept out
+        unless its mean score beats the default's by more than 1.5 standard errors of
+        the paired score difference (per split, or per held-out sample when there is
+        one split), the best such γ replacing the default; then the other schemes, which
+        must beat that choice by as much. Without the default in the grid the best mean
+        score wins.
 
     best_index_ : int
         Index of the chosen candidate in ``cv_results_``.
@@ -85,13 +88,13 @@ SHARED_DOC = """
         ``params``, ``param_gamma``, ``param_n_neighbors``, ``split{{i}}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score`` and
         ``mean_fit_time`` (seconds per inner fit), and the rule's reading:
-        ``mean_score_gain`` and ``std_error_score_gain`` (the mean per-split score
-        difference to the default and its standard error, NaN without the default),
-        ``n_splits_scored`` and ``chosen`` (True for ``best_index_``). From 1,000
-        samples on, the search is cut short as in successive halving: candidates that
-        score below the default on the first split are not scored on the others (their
-        later splits are NaN, their mean is over the first split, and they rank after
-        the candidates scored on every split). A left-out scheme scores NaN.
+        ``mean_score_gain``, ``std_error_score_gain`` and ``gain_reference_index`` (the
+        mean score difference to the candidate it was compared with, its standard error
+        and that candidate's index; NaN without the default), ``n_splits_scored`` and
+        ``chosen`` (True for ``best_index_``). From 1,000 samples on, every inner fit
+        after the default's may run at most twice the default's cycles × pairs on its
+        split; one that needs more is not scored (NaN, 0 splits, ranked last), nor are
+        the larger γ of its scheme, which cost more. A left-out scheme scores NaN.
 
     gammas_ : ndarray of shape (n_gammas,)
         The γ grid, sorted.
