@@ -44,6 +44,9 @@ from psdmetric._closed_form._lfda import lfda_components
 from psdmetric._core._chunklets import Chunklets
 
 REGRESSION_SETS = ("diabetes", "Boston", "Auto")
+# MLKR's tol chosen by leave-one-set-out over these (max_iter MLKR_GRID_ROUNDS).
+MLKR_TOLS = (1e-2, 1e-3, 1e-4, 1e-5)
+MLKR_GRID_ROUNDS = 200
 # The 5-fold split of each set, and within each the anchor's timeout (seconds).
 ANCHOR_TIMEOUT = 1800
 
@@ -154,20 +157,21 @@ def lfda_set(dataset):
         model, cpu, failed = timed_fit(LFDA, Xtr, ytr)
         same_k, _, _ = timed_fit(lambda: LFDA(k=k), Xtr, ytr)
         anchor = cached_anchor(f"{dataset}__{fold}__LFDA", "metric_learn:LFDA", Xtr, ytr, {})
-        replicated = None
+        replicated = replicated_error = None
         if same_k is not None and anchor["failed"] is None:
             try:
                 rows = Xtr.shape[1]
                 L, _ = lfda_components(*metric_learn_lfda_scatters(Xtr, ytr, k), rows,
                                        "weighted")
                 replicated = relative_difference(L.T @ L, anchor["metric"])
+                replicated_error = finite_error(L, Xtr, ytr, Xte, yte)
             except ValueError:
                 replicated = None
         folds.append(fold_record(
             model, anchor, (Xtr, ytr, Xte, yte), cpu, failed,
             difference=None if same_k is None else relative_difference(
                 same_k.get_mahalanobis_matrix(), anchor["metric"]),
-            replicated=replicated))
+            replicated=replicated, replicated_error=replicated_error))
     print(f"LFDA {dataset:<24} {summary(folds)}", flush=True)
     return folds
 
@@ -187,23 +191,50 @@ def load_regression(name):
     return frame.to_numpy(dtype=np.float64), y
 
 
-def mlkr_set(dataset):
-    """Per fold: 5-NN regression MSE (Euclidean, psdmetric, metric-learn), CPU, losses."""
+def regression_folds(dataset):
+    """``(X, y)`` and the 5 shuffled folds of a regression set, scaled on the training fold."""
     X, y = load_regression(dataset)
     folds = []
-    for fold, (train, test) in enumerate(KFold(N_SPLITS, shuffle=True,
-                                               random_state=0).split(X)):
+    for train, test in KFold(N_SPLITS, shuffle=True, random_state=0).split(X):
         scaler = StandardScaler().fit(X[train])
-        Xtr, Xte = scaler.transform(X[train]), scaler.transform(X[test])
-        model, cpu, failed = timed_fit(MLKR, Xtr, y[train])
-        anchor = cached_anchor(f"{dataset}__{fold}__MLKR", "metric_learn:MLKR", Xtr,
-                               y[train], {})
+        folds.append((scaler.transform(X[train]), scaler.transform(X[test]), y[train],
+                      y[test]))
+    return X, folds
+
+
+def mlkr_tol_set(dataset):
+    """Per tol of ``MLKR_TOLS``, per fold: 5-NN regression MSE, CPU, rounds (the grid of
+    the leave-one-set-out choice of MLKR's default tol)."""
+    _, folds = regression_folds(dataset)
+    grid = {"euclidean_mse": [regression_mse(np.eye(Xtr.shape[1]), Xtr, ytr, Xte, yte)
+                              for Xtr, Xte, ytr, yte in folds]}
+    for tol in MLKR_TOLS:
+        rows = []
+        for Xtr, Xte, ytr, yte in folds:
+            model, cpu, _ = timed_fit(lambda: MLKR(tol=tol, max_iter=MLKR_GRID_ROUNDS),
+                                      Xtr, ytr)
+            rows.append({"mse": regression_mse(model.components_, Xtr, ytr, Xte, yte),
+                         "cpu": cpu, "n_iter": int(model.n_iter_)})
+        grid[str(tol)] = rows
+    print(f"MLKR tol {dataset:<20} " + ", ".join(
+        f"{tol:g}: {np.mean([r['mse'] for r in grid[str(tol)]]):.4g}" for tol in MLKR_TOLS),
+        flush=True)
+    return grid
+
+
+def mlkr_set(dataset):
+    """Per fold: 5-NN regression MSE (Euclidean, psdmetric, metric-learn), CPU, losses."""
+    X, split = regression_folds(dataset)
+    folds = []
+    for fold, (Xtr, Xte, ytr, yte) in enumerate(split):
+        model, cpu, failed = timed_fit(MLKR, Xtr, ytr)
+        anchor = cached_anchor(f"{dataset}__{fold}__MLKR", "metric_learn:MLKR", Xtr, ytr, {})
         folds.append({
-            "euclidean_mse": regression_mse(np.eye(X.shape[1]), Xtr, y[train], Xte, y[test]),
-            "mse": regression_mse(model.components_, Xtr, y[train], Xte, y[test]),
-            "anchor_mse": regression_mse(anchor["components"], Xtr, y[train], Xte, y[test]),
+            "euclidean_mse": regression_mse(np.eye(X.shape[1]), Xtr, ytr, Xte, yte),
+            "mse": regression_mse(model.components_, Xtr, ytr, Xte, yte),
+            "anchor_mse": regression_mse(anchor["components"], Xtr, ytr, Xte, yte),
             "loss": float(model.objective_),
-            "anchor_loss": mlkr_training_loss(anchor["components"], Xtr, y[train]),
+            "anchor_loss": mlkr_training_loss(anchor["components"], Xtr, ytr),
             "n_iter": int(model.n_iter_), "cpu": cpu, "anchor_cpu": anchor["cpu"],
             "failed": failed, "anchor_failed": anchor["failed"],
         })
@@ -239,12 +270,14 @@ def cases(args):
             + [Case(f"LFDA {name}", protocol=lfda_set, params={"dataset": name}, into="lfda")
                for name in sets]
             + [Case(f"MLKR {name}", protocol=mlkr_set, params={"dataset": name}, into="mlkr")
-               for name in (REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS)])
+               for name in (REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS)]
+            + [Case(f"MLKR tol {name}", protocol=mlkr_tol_set, params={"dataset": name},
+                    into="mlkr_tol") for name in (() if args.quick else REGRESSION_SETS)])
 
 
 def setup(args):
     shapes = {name: list(suite_data(name)[0].shape) for name in SUITE}
-    return {"rca": {}, "lfda": {}, "mlkr": {}, "shapes": shapes}
+    return {"rca": {}, "lfda": {}, "mlkr": {}, "mlkr_tol": {}, "shapes": shapes}
 
 
 if __name__ == "__main__":
