@@ -217,9 +217,12 @@ def test_starting_maps():
     pca = LMNN(init="pca", n_components=2)._initial_map(X, y)
     assert np.allclose(pca @ pca.T, np.eye(2))
     assert np.allclose(LMNN(init="identity", n_components=2)._initial_map(X, y), np.eye(2, 4))
-    # The default: LDA with labels, PCA with triplets.
+    # The default: LDA with labels up to 100 features, PCA with triplets or more features.
     assert np.array_equal(LMNN()._initial_map(X, y), lda)
     assert np.array_equal(LMNN()._initial_map(X, None), LMNN(init="pca")._initial_map(X, None))
+    many, classes = np.random.RandomState(1).randn(150, 101), np.arange(150) % 3
+    assert np.array_equal(LMNN()._initial_map(many, classes),
+                          LMNN(init="pca")._initial_map(many, classes))
     # d > n: the within-class scatter is singular; the ridged start is still finite, whitening.
     wide, codes = np.random.RandomState(0).randn(12, 30), np.arange(12) % 3
     start = LMNN(init="lda")._initial_map(wide, codes)
