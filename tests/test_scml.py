@@ -9,7 +9,7 @@ from sklearn.preprocessing import StandardScaler
 
 from psdmetric import SCML, TripletConstraints
 from psdmetric._convex._scml_basis import _discriminant_directions, knn_triplets, lda_basis
-from psdmetric._convex._scml_kernels import dual_averaging_updates
+from psdmetric._convex._scml_kernels import triplet_updates, weighted_distances
 
 
 def reference_updates(rows, draws, weights, mean, squares, count, beta, gamma, delta):
@@ -26,15 +26,33 @@ def reference_updates(rows, draws, weights, mean, squares, count, beta, gamma, d
 
 def test_compiled_updates_match_the_numpy_updates():
     rng = np.random.RandomState(0)
-    rows = rng.randn(50, 7)
+    projections, triplets = rng.randn(30, 7), rng.randint(30, size=(50, 3)).astype(np.intp)
+    rows = ((projections[triplets[:, 0]] - projections[triplets[:, 1]])**2
+            - (projections[triplets[:, 0]] - projections[triplets[:, 2]])**2)
     draws = rng.randint(50, size=(200, 5)).astype(np.intp)
     state = [np.zeros(7), np.zeros(7), np.zeros(7)]
     expected = [np.zeros(7), np.zeros(7), np.zeros(7)]
-    count = dual_averaging_updates(rows, draws, *state, 0.0, beta=1e-3, gamma=0.1, delta=1e-3)
+    count = triplet_updates(projections, triplets, draws, *state, 0.0, beta=1e-3, gamma=0.1,
+                            delta=1e-3)
     reference = reference_updates(rows, draws, *expected, 0.0, 1e-3, 0.1, 1e-3)
     assert count == reference == 200
     for got, want in zip(state, expected):
         assert np.allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_compiled_distances_and_the_objective_match_dense_rows():
+    rng = np.random.RandomState(1)
+    X, y = rng.randn(40, 4), np.repeat([0, 1], 20)
+    basis, weights = rng.randn(9, 4), np.maximum(rng.randn(9), 0)
+    pairs = rng.randint(40, size=(25, 2)).astype(np.intp)
+    P = X @ basis.T
+    assert np.allclose(weighted_distances(P, pairs, weights),
+                       ((P[pairs[:, 0]] - P[pairs[:, 1]])**2) @ weights, rtol=1e-12)
+    model = SCML(0.01, basis=basis, max_iter=500, output_iter=100, random_state=0).fit(X, y)
+    t = knn_triplets(X, y, 3, 10)
+    deltas = (P[t[:, 0]] - P[t[:, 1]])**2 - (P[t[:, 0]] - P[t[:, 2]])**2
+    dense = np.maximum(1 + deltas @ model.weights_, 0).mean() + 0.01 * model.weights_.sum()
+    assert model.objective_ == pytest.approx(dense, rel=1e-12)
 
 
 def test_weights_approach_the_convex_optimum_on_a_tiny_problem():

@@ -7,12 +7,13 @@ b_iᵀ``; the weights minimise the mean triplet hinge loss plus an L1 penalty::
 
 by the paper's stochastic composite scheme: regularised dual averaging with AdaGrad
 step sizes on mini-batches (§3.2), as metric-learn runs it. A triplet's row of
-``Δ_ti = ⟨b_i, x − x⁺⟩² − ⟨b_i, x − x⁻⟩²`` comes from the projections ``X Bᵀ``: the
-T × K matrix is formed once when it is small, otherwise each row only when drawn (and
-the objective in chunks). A round is ``output_iter`` updates (compiled,
-``_scml_kernels.pyx``), after which the objective is evaluated and the best weights kept.
+``Δ_ti = ⟨b_i, x − x⁺⟩² − ⟨b_i, x − x⁻⟩²`` is formed, only when drawn, from the
+projections ``X Bᵀ`` (n × K; no T × K matrix). A round is ``output_iter`` updates
+(compiled, ``_scml_kernels.pyx``), after which the objective is evaluated (each distinct
+pair's distance once, over the bases of nonzero weight) and the best weights kept.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -30,13 +31,10 @@ from .._core import (
 )
 from ._common import components_from_metric
 from ._scml_basis import default_lda_bases, knn_triplets, lda_basis, triplet_difference_basis
-from ._scml_kernels import dual_averaging_updates
+from ._scml_kernels import triplet_updates, weighted_distances
 
-# AdaGrad's offset (metric-learn's delta); triplet rows formed at once in an evaluation.
-_DELTA, _CHUNK = 1e-3, 4096
-# Values of Δ formed at once: all T × K rows up to _FULL_ROWS (128 MiB), else per
-# block of draws.
-_FULL_ROWS, _BLOCK_ROWS = 2**24, 2**21
+# AdaGrad's offset (metric-learn's delta).
+_DELTA = 1e-3
 
 
 class SCML(MahalanobisMixin):
@@ -202,7 +200,11 @@ class SCML(MahalanobisMixin):
             raise ValueError(f"output_iter={self.output_iter} must be at most "
                              f"max_iter={self.max_iter}.")
         basis = self._basis(X, codes, triplets, rng)
-        solver = _DualAveraging(X @ basis.T, triplets, self.beta, self.gamma, self.batch_size)
+        # The same objective solved on X / s with the penalty beta / s² (weights w s²), s the
+        # root mean column variance: AdaGrad's steps and offset are then free of X's units.
+        s = _scale(X)
+        solver = _DualAveraging(X @ basis.T / s, triplets, self.beta / s**2, self.gamma,
+                                self.batch_size)
         n_rounds = -(-self.max_iter // self.output_iter)
         checkpoint = ArrayCheckpoint(solver.state, solver.scalars)
         with one_blas_thread():
@@ -210,7 +212,14 @@ class SCML(MahalanobisMixin):
                              max_iter=n_rounds, verbose=self.verbose, name="SCML",
                              unit="round", columns=(("objective", ".6e"), ("best", ".6e"),
                                                     ("nonzero", "d")))
-        weights = solver.best_weights.copy()
+        weights = solver.best_weights / s**2
+        if not np.any(weights):
+            warnings.warn(
+                f"SCML learned all-zero weights (a zero metric): no combination of the bases "
+                f"lowers the mean triplet hinge by more than the penalty beta={self.beta:g} "
+                f"times the weights, whose scale is 1 / s² with s={s:.3g} the root mean "
+                f"column variance of X. Lower beta, rescale X (e.g. with StandardScaler) or "
+                f"check that the triplets or labels can be satisfied.", UserWarning)
         self.components_ = components_from_metric((basis.T * weights) @ basis)
         self.basis_, self.weights_ = basis, weights
         self.objective_, self.n_iter_ = solver.best_value, n_iter
@@ -241,17 +250,30 @@ class SCML(MahalanobisMixin):
         return triplet_difference_basis(X, triplets, self.n_basis or 80 * X.shape[1], rng)
 
 
+def _scale(X):
+    """Root mean column variance of ``X`` (1 when X is constant), free of overflow."""
+    largest = np.abs(X).max() if X.size else 0.0
+    if largest == 0:
+        return 1.0
+    spread = largest * np.sqrt(np.mean(np.var(X / largest, axis=0)))
+    return float(spread) if spread > 0 else 1.0
+
+
 class _DualAveraging:
     """Regularised dual averaging with AdaGrad steps on the SCML objective (§3.2)."""
 
     def __init__(self, projections, triplets, beta, gamma, batch_size):
-        self.projections, self.triplets = projections, triplets
+        self.projections = np.ascontiguousarray(projections)
+        self.triplets = np.ascontiguousarray(triplets, dtype=np.intp)
         self.beta, self.gamma, self.batch_size = beta, gamma, batch_size
-        # All rows Δ at once when they fit in _FULL_ROWS values, else formed when drawn.
-        size = len(triplets) * projections.shape[1]
-        self.deltas = None
-        if size <= _FULL_ROWS:
-            self.deltas = self.rows(np.arange(len(triplets)))
+        # Triplets from labels share their pairs (a sample and its k_genuine
+        # neighbours): the objective computes each distinct pair's distance once.
+        n_samples = len(self.projections)
+        codes = np.concatenate([self.triplets[:, 0] * n_samples + self.triplets[:, 1],
+                                self.triplets[:, 0] * n_samples + self.triplets[:, 2]])
+        codes, index = np.unique(codes, return_inverse=True)
+        self.pairs = np.column_stack(np.divmod(codes, n_samples))
+        self.near, self.far = np.split(index.ravel(), 2)
         # Rows: the weights, the mean gradient, the sum of squared gradients, the best
         # weights; scalars: the update count, the best and the last objective (for Ctrl-C).
         # The best is over the rounds' weights (as metric-learn), never the zero start.
@@ -263,32 +285,20 @@ class _DualAveraging:
     def best_value(self):
         return self.scalars[1]
 
-    def rows(self, index):
-        """``Δ`` rows of the triplets ``index``: squared projected differences, + minus −."""
-        anchor, near, far = (self.projections[self.triplets[index, k]] for k in range(3))
-        return (anchor - near) ** 2 - (anchor - far) ** 2
-
     def value(self, weights):
-        """Mean hinge over all triplets (in chunks) plus ``beta Σ w``."""
-        if self.deltas is not None:
-            slack = 1.0 + self.deltas @ weights
-            return np.maximum(slack, 0.0).sum() / len(slack) + self.beta * weights.sum()
-        total = 0.0
-        for start in range(0, len(self.triplets), _CHUNK):
-            chunk = np.arange(start, min(start + _CHUNK, len(self.triplets)))
-            slack = 1.0 + self.rows(chunk) @ weights
-            total += np.maximum(slack, 0.0).sum()
-        return total / len(self.triplets) + self.beta * weights.sum()
+        """Mean hinge over all triplets plus ``beta Σ w``."""
+        active = np.flatnonzero(weights)
+        distances = weighted_distances(np.ascontiguousarray(self.projections[:, active]),
+                                       self.pairs, weights[active])
+        slack = 1.0 + distances[self.near] - distances[self.far]
+        return np.maximum(slack, 0.0).mean() + self.beta * weights.sum()
 
     def round(self, n_updates, tol, rng):
         draws = rng.randint(len(self.triplets), size=(n_updates, self.batch_size))
-        if self.deltas is not None:
-            self.run(self.deltas, draws)
-        else:
-            per_block = max(1, _BLOCK_ROWS // (self.batch_size * self.projections.shape[1]))
-            for start in range(0, n_updates, per_block):
-                block = draws[start:start + per_block]
-                self.run(self.rows(block.ravel()), np.arange(block.size).reshape(block.shape))
+        self.scalars[0] = triplet_updates(
+            self.projections, self.triplets, draws.astype(np.intp), self.weights,
+            self.mean_gradient, self.squared_sum, self.scalars[0], beta=self.beta,
+            gamma=self.gamma, delta=_DELTA)
         value, last = self.value(self.weights), self.scalars[2]
         if value < self.best_value:
             self.scalars[1] = value
@@ -296,10 +306,3 @@ class _DualAveraging:
         self.scalars[2] = value
         return Round((value, self.best_value, int(np.count_nonzero(self.best_weights))),
                      converged=abs(last - value) <= tol * abs(value))
-
-    def run(self, rows, draws):
-        """The compiled updates on mini-batches ``draws`` of ``rows``."""
-        self.scalars[0] = dual_averaging_updates(
-            rows, np.ascontiguousarray(draws, dtype=np.intp), self.weights,
-            self.mean_gradient, self.squared_sum, self.scalars[0], beta=self.beta,
-            gamma=self.gamma, delta=_DELTA)
