@@ -410,3 +410,38 @@ def test_cv_learner_refuses_n_jobs_zero_by_name():
     X, y = data()
     with pytest.raises(ValueError, match="The 'n_jobs' parameter of LogDetCV"):
         make(LogDetCV, n_jobs=0).fit(X, y)
+
+
+# 3 (SCML). The metric is scale-covariant: the same objective on c X with beta c² gives
+# M / c² (the solver ran out of float64 at X × 1e100 and returned zero weights).
+def _separable(seed=0):
+    rng = np.random.RandomState(seed)
+    y = np.arange(60) % 3
+    return rng.randn(60, 4) + np.column_stack([2.0 * y, np.zeros((60, 3))]), y
+
+
+@pytest.mark.parametrize("factor", [1e-3, 1e100])
+def test_scml_metric_is_scale_covariant(factor):
+    X, y = _separable()
+    params = dict(max_iter=1000, output_iter=250, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        base = psdmetric.SCML(1e-3, **params).fit(X, y).get_mahalanobis_matrix()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        scaled = psdmetric.SCML(1e-3 * factor**2, **params).fit(X * factor, y)
+    assert np.any(base)
+    assert np.allclose(scaled.get_mahalanobis_matrix() * factor**2, base, rtol=1e-6,
+                       atol=1e-9 * np.abs(base).max())
+
+
+# 3 (SCML). Where zero weights are the optimum (a penalty that outweighs any margin, at
+# beta = 1e300 or on X × 1e-10), the zero metric comes with a warning that says why.
+@pytest.mark.parametrize("beta, factor", [(1e300, 1.0), (1e-5, 1e-10)])
+def test_scml_warns_on_an_all_zero_metric(beta, factor):
+    X, y = _separable()
+    model = psdmetric.SCML(beta, max_iter=200, output_iter=100, random_state=0)
+    with pytest.warns(UserWarning, match=r"all-zero weights .* Lower beta, rescale X"):
+        model.fit(X * factor, y)
+    assert not np.any(model.weights_)

@@ -215,11 +215,12 @@ class SCML(MahalanobisMixin):
         weights = solver.best_weights / s**2
         if not np.any(weights):
             warnings.warn(
-                f"SCML learned all-zero weights (a zero metric): no combination of the bases "
-                f"lowers the mean triplet hinge by more than the penalty beta={self.beta:g} "
-                f"times the weights, whose scale is 1 / s² with s={s:.3g} the root mean "
-                f"column variance of X. Lower beta, rescale X (e.g. with StandardScaler) or "
-                f"check that the triplets or labels can be satisfied.", UserWarning)
+                f"SCML learned all-zero weights (a zero metric): the L1 penalty "
+                f"beta={self.beta:g} outweighs what any weights gain on the triplets' unit "
+                f"margin, which at the scale of X (root of the mean column variance "
+                f"s={s:.3g}) takes weights of about 1/s²={s**-2:.3g}. Lower beta, rescale X "
+                f"(e.g. with StandardScaler) or check that the triplets or labels can be "
+                f"satisfied.", UserWarning)
         self.components_ = components_from_metric((basis.T * weights) @ basis)
         self.basis_, self.weights_ = basis, weights
         self.objective_, self.n_iter_ = solver.best_value, n_iter
