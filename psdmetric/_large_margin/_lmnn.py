@@ -192,7 +192,9 @@ class LMNN(MahalanobisMixin):
         # One thread for BLAS and OpenMP: scikit-learn's neighbour search on a class of a
         # few dozen samples spends 30 times its work waking threads (leaf: 1.0 s vs 0.03 s).
         with threadpool_controller().limit(limits=1):
-            L = self._initial_map(X, codes)
+            start = self._initial_map(X, codes)
+            X, span = _row_space(X)
+            L = start.copy() if span is None else start @ span
             if codes is None:
                 state = _TripletRounds(X, triplet_objective(X, constraints.triplets, self.mu),
                                        L)
@@ -205,6 +207,9 @@ class LMNN(MahalanobisMixin):
                              columns=(("loss", ".6e"), ("active", "d"),
                                       ("candidates", "d"), ("change", ".2e")))
             objective = state.value_at(L)
+            if span is not None:
+                # The start outside the row space (no gradient reaches it), the learned part.
+                L = start + (L - start @ span) @ span.T
         self.objective_ = objective
         self.components_, self.n_iter_ = L, n_iter
         return self
@@ -246,6 +251,23 @@ class LMNN(MahalanobisMixin):
             raise ValueError("init='lda' needs class labels y; with constraints= use "
                              "init='pca', 'identity' or an array.")
         return _discriminant_axes(X, codes)[:rows]
+
+
+def _row_space(X):
+    """``X`` in an orthonormal basis ``V`` of its row space and ``V`` (None: full rank).
+
+    The loss and its gradient see ``L`` only through ``X Lᵀ = (X V)(L V)ᵀ``, and L-BFGS
+    moves ``L`` only within the row space, so solving for ``L V`` on ``X V`` gives the
+    same iterates; cheaper where the rank is below ``n_features`` (``d > n``, constant
+    or collinear features).
+    """
+    _, singular, right = linalg.svd(X, full_matrices=False)
+    rank = int(np.sum(singular > singular[:1].max(initial=0.0) * max(X.shape)
+                      * np.finfo(float).eps))
+    if rank == X.shape[1]:
+        return X, None
+    span = np.ascontiguousarray(right[:rank].T)
+    return X @ span, span
 
 
 def _discriminant_axes(X, codes):
