@@ -13,6 +13,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 
 from psdmetric import LMNN, TripletConstraints, TripletsClassifier, triplets_from_labels
+from psdmetric._large_margin import _lmnn as lmnn_module
 from psdmetric._large_margin._objective import (
     impostor_candidates,
     label_objective,
@@ -256,3 +257,19 @@ def test_verbose_table_and_max_iter_warning(capsys):
         LMNN(max_iter=2, tol=0.0, verbose=1).fit(X, y)
     table = capsys.readouterr().out.splitlines()
     assert table[0] == "[LMNN]" and "candidates" in table[1] and len(table) == 5
+
+
+def test_row_space_solve_matches_the_full_space_solve(monkeypatch):
+    # d > n: L-BFGS in the row space of X gives the same iterates as on the full L.
+    rng = np.random.RandomState(2)
+    y = np.arange(24) % 3
+    X = rng.randn(24, 40) + 2.0 * np.eye(3, 40)[y]
+    reduced = LMNN(init="pca", max_iter=5, tol=0.0)
+    full = LMNN(init="pca", max_iter=5, tol=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reduced.fit(X, y)
+        monkeypatch.setattr(lmnn_module, "_row_space", lambda X: (X, None))
+        full.fit(X, y)
+    assert np.allclose(reduced.components_, full.components_, rtol=1e-6, atol=1e-8)
+    assert np.isclose(reduced.objective_, full.objective_, rtol=1e-9)
