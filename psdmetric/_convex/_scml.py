@@ -201,7 +201,8 @@ class SCML(MahalanobisMixin):
                              f"max_iter={self.max_iter}.")
         basis = self._basis(X, codes, triplets, rng)
         # The same objective solved on X / s with the penalty beta / s² (weights w s²), s the
-        # root mean column variance: AdaGrad's steps and offset are then free of X's units.
+        # root mean variance of the non-constant columns: AdaGrad's steps and offset are
+        # then free of X's units.
         s = _scale(X)
         solver = _DualAveraging(X @ basis.T / s, triplets, self.beta / s**2, self.gamma,
                                 self.batch_size)
@@ -217,8 +218,9 @@ class SCML(MahalanobisMixin):
             warnings.warn(
                 f"SCML learned all-zero weights (a zero metric): the L1 penalty "
                 f"beta={self.beta:g} outweighs what any weights gain on the triplets' unit "
-                f"margin, which at the scale of X (root of the mean column variance "
-                f"s={s:.3g}) takes weights of about 1/s²={s**-2:.3g}. Lower beta, rescale X "
+                f"margin, which at the scale of X (root of the mean variance of its "
+                f"non-constant columns, s={s:.3g}) takes weights of about 1/s²={s**-2:.3g}. "
+                f"Lower beta, rescale X "
                 f"(e.g. with StandardScaler) or check that the triplets or labels can be "
                 f"satisfied.", UserWarning)
         self.components_ = components_from_metric((basis.T * weights) @ basis)
@@ -252,11 +254,14 @@ class SCML(MahalanobisMixin):
 
 
 def _scale(X):
-    """Root mean column variance of ``X`` (1 when X is constant), free of overflow."""
+    """Root mean variance of the non-constant columns of ``X`` (1 when X is constant),
+    free of overflow; constant columns carry no scale (standardised X: s = 1)."""
     largest = np.abs(X).max() if X.size else 0.0
     if largest == 0:
         return 1.0
-    spread = largest * np.sqrt(np.mean(np.var(X / largest, axis=0)))
+    variances = np.var(X / largest, axis=0)
+    variances = variances[variances > 0]
+    spread = largest * np.sqrt(np.mean(variances)) if variances.size else 0.0
     return float(spread) if spread > 0 else 1.0
 
 
