@@ -143,7 +143,9 @@ def page(results):
         "Classification sets: the suite protocol (stratified 5-fold, StandardScaler "
         "fitted on the training fold, 5-NN error, mean ± standard error over the folds). "
         "Differences of M are the largest over the folds of max|M − M_ml| / max|M_ml|. "
-        "CPU is the sum over the five folds of `fit` alone.",
+        "CPU is the sum over the five folds of `fit` alone (psdmetric's once-per-process "
+        "scan of the loaded BLAS libraries, about 20 ms, is done before the first fit, as "
+        "metric-learn's imports are outside its timed fit).",
         "",
         "## RCA (Bar-Hillel, Hertz, Shental & Weinshall, 2005)",
         "",
