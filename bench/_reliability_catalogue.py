@@ -134,8 +134,11 @@ def _unsound_metric(estimator, messages):
     if not np.all(np.isfinite(L)):
         return f"components_ has {np.sum(~np.isfinite(L))} non-finite entries"
     M = L.T @ L
+    if not np.all(np.isfinite(M)):
+        return "the metric LᵀL overflows float64"
     scale = max(np.abs(M).max(), np.finfo(float).tiny)
-    if np.linalg.eigvalsh((M + M.T) / 2).min() < -1e-9 * scale:
+    # On M / scale: LAPACK's eigvalsh does not converge on entries near 1e-300.
+    if np.linalg.eigvalsh((M + M.T) / (2 * scale)).min() < -1e-9:
         return "metric not PSD"
     if not np.any(L) and not messages:
         return "all-zero metric without a warning"
@@ -150,6 +153,8 @@ def kind_of(estimator):
         return "pairs-classifier"
     if isinstance(estimator, psdmetric.TripletsClassifier):
         return "triplets-classifier"
+    if isinstance(estimator, psdmetric.QuadrupletsClassifier):
+        return "quadruplets-classifier"
     if isinstance(estimator, psdmetric.BurgRegressor):
         return "regressor"
     return getattr(estimator, "_constraint_kind", "labels")
@@ -162,6 +167,9 @@ def good_fit_args(kind, X, y):
         return (X[index], np.where(y[index[:, 0]] == y[index[:, 1]], 1, -1)), {}
     if kind == "triplets-classifier":
         return (X[triplet_rows(y)],), {}
+    if kind == "quadruplets-classifier":
+        rows = triplet_rows(y)
+        return (X[np.column_stack([rows[:, :2], rows[:, [0, 2]]])],), {}
     if kind == "regressor":
         Xp = np.abs(X) + 0.1
         return (Xp, Xp @ np.arange(1.0, X.shape[1] + 1)), {}
@@ -184,6 +192,8 @@ def samples_of(kind, X):
         return X[np.arange(len(X) // 2 * 2).reshape(-1, 2)]
     if kind == "triplets-classifier":
         return X[np.arange(len(X) // 3 * 3).reshape(-1, 3)]
+    if kind == "quadruplets-classifier":
+        return X[np.arange(len(X) // 4 * 4).reshape(-1, 4)]
     return np.abs(X) + 0.1 if kind == "regressor" else X
 
 
@@ -223,8 +233,8 @@ def bad_data(kind):
     target = args[1] if len(args) > 1 else None
 
     def with_first(values, target=target):
-        return fit_raw(values, target) if target is not None or kind != "triplets-classifier" \
-            else fit_raw(values)
+        return fit_raw(values, target) if target is not None or not kind.endswith(
+            "classifier") else fit_raw(values)
 
     def nan_cell(values):
         values = np.array(values, dtype=float)

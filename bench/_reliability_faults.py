@@ -146,7 +146,8 @@ def determinism(kind):
 def _outputs(estimator, kind, X):
     probe = samples_of(kind, X)
     if hasattr(estimator, "transform") and kind not in ("pairs-classifier",
-                                                        "triplets-classifier"):
+                                                        "triplets-classifier",
+                                                        "quadruplets-classifier"):
         return estimator.transform(probe)
     if hasattr(estimator, "decision_function"):
         return estimator.decision_function(probe)
@@ -191,7 +192,8 @@ def _float32(kind, X, y):
 
 
 def _is_float32(estimator, result, messages):
-    if kind_of(estimator) in ("pairs-classifier", "triplets-classifier", "regressor"):
+    if kind_of(estimator) in ("pairs-classifier", "triplets-classifier",
+                              "quadruplets-classifier", "regressor"):
         return None if np.all(np.isfinite(result)) else "non-finite output"
     return None if result.dtype == np.float32 else f"transform returned {result.dtype}"
 

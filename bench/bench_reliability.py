@@ -33,7 +33,9 @@ SMALL = {"LogDetCV": {"gammas": (0.1, 1.0), "cv": 2},
          "VonNeumannCV": {"gammas": (0.1, 1.0), "cv": 2}}
 META = {"PairsClassifier": lambda: psdmetric.PairsClassifier(psdmetric.LogDet(random_state=0)),
         "TripletsClassifier": lambda: psdmetric.TripletsClassifier(
-            psdmetric.PSDBoost(random_state=0))}
+            psdmetric.PSDBoost(random_state=0)),
+        "QuadrupletsClassifier": lambda: psdmetric.QuadrupletsClassifier(
+            psdmetric.LSML(random_state=0))}
 
 
 def public_estimators():

@@ -26,8 +26,9 @@ def page(results):
         f"{results['total_seconds']:.0f} s. " + machine_line(results["machine"]),
         "",
         f"{n_cases:,} cases over {len(learners)} estimators (every estimator class in "
-        "`psdmetric.__all__`; the pair and triplet classifiers around `LogDet` and "
-        "`PSDBoost`). Each case starts from the estimator fitted on good data (60 × 5, "
+        "`psdmetric.__all__`; the pair, triplet and quadruplet classifiers around "
+        "`LogDet`, `PSDBoost` and `LSML`). Each case starts from the estimator fitted on "
+        "good data (60 × 5, "
         "three classes) and ends as a **clear** error (a `ValueError`, `TypeError` or "
         "`NotFittedError` from psdmetric's or scikit-learn's own checks, or the injected "
         "error or Ctrl-C, with the estimator exactly as before the call), a **correct** "
