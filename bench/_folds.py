@@ -44,13 +44,13 @@ LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-5",
     "LogDet": "span-1",
-    "LogDetCV": "cv-5-span-1",
+    "LogDetCV": "cv-6-span-1",
     "MEG": "online-4",
     "OnlineLogDet": "online-5",
     "POLA": "pola-4",
     "PSDBoost": "psdboost-4",
     "VonNeumann": "lanczos-4",
-    "VonNeumannCV": "cv-5-lanczos-4",
+    "VonNeumannCV": "cv-6-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
