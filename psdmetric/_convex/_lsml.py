@@ -147,8 +147,9 @@ class LSML(MahalanobisMixin):
                              max_iter=self.max_iter, verbose=self.verbose, name="LSML",
                              unit="step", columns=(("objective", ".8e"), ("step", ".2e")))
         metric = descent.state.copy()
-        self.objective_ = problem.value(metric)
-        self.components_, self.n_iter_ = components_from_metric(metric), n_iter
+        with one_blas_thread():  # a threaded eigh only spins at these sizes
+            objective, components = problem.value(metric), components_from_metric(metric)
+        self.objective_, self.components_, self.n_iter_ = objective, components, n_iter
         return self
 
 

@@ -178,7 +178,9 @@ class MMC(MahalanobisMixin):
                              max_iter=self.max_iter, verbose=self.verbose, name="MMC",
                              unit=unit, columns=columns)
         metric, objective = solver.result()
-        self.components_ = components_from_metric(metric)
+        with one_blas_thread():  # a threaded eigh only spins at these sizes
+            components = components_from_metric(metric)
+        self.components_ = components
         self.objective_, self.n_iter_ = objective, n_iter
         return self
 

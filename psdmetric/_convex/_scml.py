@@ -223,7 +223,9 @@ class SCML(MahalanobisMixin):
                 f"Lower beta, rescale X "
                 f"(e.g. with StandardScaler) or check that the triplets or labels can be "
                 f"satisfied.", UserWarning)
-        self.components_ = components_from_metric((basis.T * weights) @ basis)
+        with one_blas_thread():  # a threaded eigh only spins at these sizes
+            components = components_from_metric((basis.T * weights) @ basis)
+        self.components_ = components
         self.basis_, self.weights_ = basis, weights
         self.objective_, self.n_iter_ = solver.best_value, n_iter
         return self
