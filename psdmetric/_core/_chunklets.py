@@ -86,7 +86,11 @@ class Chunklets:
         chunklets : Chunklets
         """
         rng = check_random_state(random_state)
-        codes = np.unique(np.asarray(y), return_inverse=True)[1].ravel()
+        # Classes numbered by first appearance in y, so any encoding of them draws alike.
+        _, first, codes = np.unique(np.asarray(y), return_index=True, return_inverse=True)
+        rank = np.empty_like(first)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        codes = rank[codes.ravel()]
         members = [rng.permutation(np.flatnonzero(codes == c)) for c in range(codes.max() + 1)]
         available = sum(len(rows) // chunk_size for rows in members)
         if n_chunks is None:
