@@ -273,3 +273,11 @@ def test_row_space_solve_matches_the_full_space_solve(monkeypatch):
         full.fit(X, y)
     assert np.allclose(reduced.components_, full.components_, rtol=1e-6, atol=1e-8)
     assert np.isclose(reduced.objective_, full.objective_, rtol=1e-9)
+
+
+def test_degenerate_labels_and_rows_are_refused_by_name():
+    X = np.random.RandomState(0).randn(60, 5)
+    with pytest.raises(ValueError, match="y: every one of its 6 classes has a single sample"):
+        LMNN().fit(X[:6], np.arange(6))
+    with pytest.raises(ValueError, match="rows of X are all equal"):
+        LMNN().fit(np.ones((60, 5)), np.arange(60) % 3)

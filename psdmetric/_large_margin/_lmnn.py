@@ -24,6 +24,7 @@ from .._core import (
     ArrayCheckpoint,
     MahalanobisMixin,
     Round,
+    check_informative,
     iterate,
     oriented_columns,
     pair_squared_distances,
@@ -217,8 +218,13 @@ class LMNN(MahalanobisMixin):
     def _validate_lmnn_input(self, X, y, constraints):
         """``X`` and integer class codes (``None`` with explicit triplets)."""
         X, checked = self._validate_fit(X, y, constraints, None)
+        check_informative(X, "LMNN", constraints, refuse=True)
         if constraints is not None:
             return X, None
+        if np.bincount(checked).max() < 2:
+            raise ValueError(f"y: every one of its {len(checked)} classes has a single sample, "
+                             "so no sample has a target neighbour; LMNN needs a class with "
+                             "at least two samples.")
         return X, checked
 
     def _constraints_from_labels(self, X, y, random_state):
