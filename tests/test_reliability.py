@@ -515,13 +515,7 @@ def random_constraints(kind, n_samples, rng):
     return PairConstraints(pairs, rng.choice([-1, 1], len(pairs)))
 
 
-# SCML fails this one ("array must not contain infs or NaNs" at X x 1e77, one feature):
-# /work/notes/contracts.md.
-PROPERTY_CONSTRAINT_LEARNERS = [E for E in CONSTRAINT_LEARNERS if E.__name__ != "SCML"]
-
-
-@pytest.mark.parametrize("Estimator", PROPERTY_CONSTRAINT_LEARNERS,
-                         ids=[E.__name__ for E in PROPERTY_CONSTRAINT_LEARNERS])
+@pytest.mark.parametrize("Estimator", CONSTRAINT_LEARNERS, ids=constraint_ids)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n_samples=st.integers(3, 15),

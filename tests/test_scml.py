@@ -8,7 +8,12 @@ from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import SCML, TripletConstraints
-from psdmetric._convex._scml_basis import _discriminant_directions, knn_triplets, lda_basis
+from psdmetric._convex._scml_basis import (
+    _discriminant_directions,
+    knn_triplets,
+    lda_basis,
+    triplet_difference_basis,
+)
 from psdmetric._convex._scml_kernels import triplet_updates, weighted_distances
 
 
@@ -123,3 +128,14 @@ def test_bad_input_is_refused():
         SCML(basis=np.eye(3)).fit(X, constraints=triplets)
     with pytest.raises(ValueError, match="output_iter=600 must be at most max_iter=500"):
         SCML(max_iter=500, output_iter=600).fit(X, y)
+
+
+def test_triplet_difference_basis_is_scale_free():
+    rng = np.random.RandomState(0)
+    X = rng.randn(12, 3)
+    triplets = np.array([[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11]])
+    reference = triplet_difference_basis(X, triplets, 3, np.random.RandomState(1))
+    # At 1e77 the scatters' product is 1e308: it overflowed before the differences were scaled.
+    scaled = triplet_difference_basis(X * 1e77, triplets, 3, np.random.RandomState(1))
+    assert np.all(np.isfinite(scaled))
+    np.testing.assert_allclose(np.abs(scaled @ reference.T), np.eye(3), atol=1e-8)

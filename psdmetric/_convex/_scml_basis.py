@@ -81,6 +81,10 @@ def triplet_difference_basis(X, triplets, n_basis, rng):
             f"there are only {len(triplets)}: pass more triplets or a basis array.")
     similar = X[triplets[:, 0]] - X[triplets[:, 1]]
     dissimilar = X[triplets[:, 0]] - X[triplets[:, 2]]
+    # Directions are scale-free; the scatters below are X's scale to the 4th power.
+    scale = max(np.abs(similar).max(), np.abs(dissimilar).max())
+    if scale > 0:
+        similar, dissimilar = similar / scale, dissimilar / scale
     rows, found = [], 0
     for _ in range(100 * n_basis):
         pick = rng.choice(len(triplets), size=n_features, replace=False)
