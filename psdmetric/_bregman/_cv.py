@@ -37,7 +37,7 @@ from .._core import (
     MahalanobisMixin,
     check_informative,
     check_scale,
-    threadpool_controller,
+    one_thread,
 )
 from ._cv_doc import SHARED_DOC
 from ._cv_rule import rank_scores, stepwise_choice
@@ -108,7 +108,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     fit_times, work = np.full(len(gammas), np.nan), np.full(len(gammas), np.nan)
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries and products
     # only contend (OpenMP and BLAS alike).
-    with threadpool_controller().limit(limits=1):
+    with one_thread():
         rng = np.random.RandomState(seed)
         # The learner's own label draw and bounds: each fit solves its plain fit's problem.
         learner = clone(learner).set_params(

@@ -29,7 +29,7 @@ from ._sampling import (
     squared_distance_bounds,
     triplets_from_labels,
 )
-from ._threads import one_blas_thread, threadpool_controller
+from ._threads import one_blas_thread, one_thread, threadpool_controller
 
 __all__ = [
     "ArrayCheckpoint",
@@ -54,6 +54,7 @@ __all__ = [
     "iterate",
     "logdet_divergence",
     "one_blas_thread",
+    "one_thread",
     "oriented_columns",
     "pair_squared_distances",
     "paired_rows",

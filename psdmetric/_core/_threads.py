@@ -18,3 +18,8 @@ def threadpool_controller():
 def one_blas_thread():
     """A context in which BLAS runs on one thread."""
     return threadpool_controller().limit(limits=1, user_api="blas")
+
+
+def one_thread():
+    """A context in which BLAS and OpenMP (scikit-learn's neighbour search) run on one thread."""
+    return threadpool_controller().limit(limits=1)

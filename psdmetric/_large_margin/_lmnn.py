@@ -26,9 +26,9 @@ from .._core import (
     Round,
     check_informative,
     iterate,
+    one_thread,
     oriented_columns,
     pair_squared_distances,
-    threadpool_controller,
 )
 from ._objective import (
     impostor_candidates,
@@ -192,7 +192,7 @@ class LMNN(MahalanobisMixin):
         X, codes = self._validate_lmnn_input(X, y, constraints)
         # One thread for BLAS and OpenMP: scikit-learn's neighbour search on a class of a
         # few dozen samples spends 30 times its work waking threads (leaf: 1.0 s vs 0.03 s).
-        with threadpool_controller().limit(limits=1):
+        with one_thread():
             start = self._initial_map(X, codes)
             X, span = _row_space(X)
             L = start.copy() if span is None else start @ span
