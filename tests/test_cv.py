@@ -14,6 +14,7 @@ from sklearn.preprocessing import StandardScaler
 
 import psdmetric._bregman._cv
 import psdmetric._bregman._logdet
+import psdmetric._bregman._von_neumann
 from psdmetric import LogDet, LogDetCV, VonNeumann, VonNeumannCV
 
 SEARCHES = [(LogDetCV, LogDet), (VonNeumannCV, VonNeumann)]
@@ -268,6 +269,18 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(3)])
     np.testing.assert_array_equal(splits, brute)
     assert search.components_.shape == (params.get("n_components", 4), 4)
+
+
+@pytest.mark.parametrize("search_class, learner_class", SEARCHES)
+def test_auto_rank_searches_and_refits_in_the_top_principal_directions(search_class,
+                                                                      learner_class):
+    rng = np.random.RandomState(3)
+    cap = psdmetric._bregman._von_neumann.AUTO_MAX_COMPONENTS
+    X, y = rng.randn(40, cap + 2), np.repeat([0, 1], 20)
+    search = search_class((0.1,), (3,), cv=2, random_state=0).fit(X, y)
+    plain = learner_class(n_components=cap, random_state=0).fit(X, y)
+    assert search.components_.shape == (cap, cap + 2)
+    np.testing.assert_array_equal(search.components_, plain.components_)
 
 
 @pytest.mark.parametrize("n_samples, splitter, n_splits", [

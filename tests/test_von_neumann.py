@@ -295,6 +295,24 @@ def test_warm_start_is_not_used_when_it_does_not_fit():
         assert refit.n_iter_ == reference.n_iter_
 
 
+def test_auto_rank_is_the_top_principal_directions_only_above_the_cap():
+    rng = np.random.RandomState(7)
+    cap = psdmetric._bregman._von_neumann.AUTO_MAX_COMPONENTS
+    X, y = rng.randn(40, cap + 3), rng.randint(3, size=40)
+    auto = VonNeumann(n_neighbors=1, random_state=0).fit(X, y)
+    explicit = VonNeumann(n_components=cap, n_neighbors=1, random_state=0).fit(X, y)
+    assert auto.components_.shape == (cap, cap + 3)
+    assert_array_equal(auto.components_, explicit.components_)
+    # At most cap features, or a prior the user chose, the prior's rank is kept.
+    full = VonNeumann(n_neighbors=1, random_state=0).fit(X[:, :cap], y)
+    assert full.components_.shape == (cap, cap)
+    diagonal = VonNeumann(prior=np.eye(cap + 3), n_neighbors=1, max_iter=1,
+                          random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert diagonal.fit(X, y).components_.shape == (cap + 3, cap + 3)
+
+
 def test_low_rank_prior_never_grows_rank_and_keeps_range():
     rng = np.random.RandomState(4)
     X = rng.randn(50, 6)

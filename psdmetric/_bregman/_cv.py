@@ -42,7 +42,7 @@ from .._core import (
 from ._cv_doc import SHARED_DOC
 from ._cv_rule import rank_scores, stepwise_choice
 from ._logdet import LogDet
-from ._von_neumann import VonNeumann
+from ._von_neumann import VonNeumann, resolve_components
 
 
 def _check_grid(values, name, kind):
@@ -184,7 +184,8 @@ class _PairLearnerCV(MahalanobisMixin):
         "n_neighbors_grid": ["array-like", None],
         "cv": ["cv_object"],
         "knn_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
         "prior": [StrOptions({"identity", "covariance"}), "array-like"],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left"), None],
@@ -203,7 +204,7 @@ class _PairLearnerCV(MahalanobisMixin):
         *,
         cv=None,
         knn_neighbors=5,
-        n_components=None,
+        n_components="auto",
         prior="identity",
         n_constraints=None,
         tol=None,
@@ -258,9 +259,9 @@ class _PairLearnerCV(MahalanobisMixin):
                 f"knn_neighbors={self.knn_neighbors} exceeds the {smallest} samples of the "
                 "smallest training fold; lower knn_neighbors or the number of folds (cv).")
         tol = self._learner().tol if self.tol is None else self.tol
+        n_components = resolve_components(self.n_components, self.prior, X.shape[1])
         learner = self._learner(
-            n_components=self.n_components, prior=self.prior, tol=tol,
-            max_iter=self.max_iter)
+            n_components=n_components, prior=self.prior, tol=tol, max_iter=self.max_iter)
         n_constraints = self.n_constraints or min(
             40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
         samples, fit_times = self._search(learner, X, y, splits, gammas, schemes, seed,
@@ -268,7 +269,7 @@ class _PairLearnerCV(MahalanobisMixin):
         best_index, results = self._results(samples, fit_times, gammas, schemes)
         chosen = results["params"][best_index]
         refit = self._learner(
-            n_components=self.n_components, prior=self.prior,
+            n_components=n_components, prior=self.prior,
             n_constraints=n_constraints if chosen["n_neighbors"] is None else None,
             tol=tol, max_iter=self.max_iter, verbose=self.verbose, random_state=seed,
             **chosen,

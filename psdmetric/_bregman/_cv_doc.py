@@ -34,8 +34,11 @@ SHARED_DOC = """
         true class). Unlike the accuracy, which moves in steps of one test sample, it
         tells apart candidates whose neighbourhoods differ by less than that.
 
-    n_components : int, default=None
-        Rank of the learned metric, as in :class:`{learner}`.
+    n_components : int, "auto" or None, default="auto"
+        Rank of the learned metric, as in :class:`{learner}`. ``"auto"`` keeps the
+        prior's rank, except for the identity prior on more than 100 features, which
+        learns in the top 100 principal directions of X (as :class:`VonNeumann`'s
+        default does).
 
     prior : {{"identity", "covariance"}} or ndarray, default="identity"
         Starting matrix ``M₀``, as in :class:`{learner}`.
