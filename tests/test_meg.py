@@ -226,3 +226,50 @@ def test_default_fit_stops_by_its_rule_without_warning(load):
         warnings.simplefilter("error", ConvergenceWarning)
         model = MEG(random_state=0).fit(X, y)
     assert 1 < model.n_iter_ < model.max_iter
+
+
+def test_principal_axes_path_is_meg_on_the_projected_data():
+    # 30 features, 6 axes: the same fit as MEG on all features of X @ axes, the axes
+    # being the leading eigenvectors of the centred scatter (dense LAPACK).
+    rng = np.random.RandomState(7)
+    X = rng.randn(80, 30) * np.linspace(3, 0.1, 30)
+    y = (X[:, 0] + X[:, 2] > 0).astype(int)
+    model = MEG(n_components=6, random_state=0).fit(X, y)
+    centred = X - X.mean(axis=0)
+    values, vectors = np.linalg.eigh(centred.T @ centred)
+    axes = vectors[:, ::-1][:, :6]
+    # Each axis up to its sign: compare through the projector, then fit on X @ axes.
+    assert_allclose(model._axes @ model._axes.T, axes @ axes.T, atol=1e-10)
+    reference = MEG(n_components=None, random_state=0).fit(X @ model._axes, y)
+    assert model.components_.shape == (6, 30)
+    assert_allclose(model.components_, reference.components_ @ model._axes.T,
+                    rtol=0, atol=1e-13)
+    M = model.get_mahalanobis_matrix()
+    assert np.trace(M) == pytest.approx(1.0, rel=1e-12)
+    assert np.sum(np.linalg.eigvalsh(M) > 1e-12) == 6
+    # W is 0 across the axes' span.
+    complement = vectors[:, :24]
+    assert linalg.norm(M @ complement) < 1e-12
+
+
+def test_auto_components_learn_on_all_features_up_to_100():
+    rng = np.random.RandomState(8)
+    X = rng.randn(150, 101)
+    y = (X[:, 0] > 0).astype(int)
+    wide = MEG(max_iter=1, random_state=0).fit(X, y)
+    assert wide.components_.shape == (100, 101)
+    narrow = MEG(max_iter=2, random_state=0).fit(X[:, :100], y)
+    every = MEG(max_iter=2, n_components=None, random_state=0).fit(X[:, :100], y)
+    assert narrow.components_.shape == (100, 100)
+    assert np.array_equal(narrow.components_, every.components_)
+
+
+def test_partial_fit_keeps_the_axes_of_its_first_chunk():
+    rng = np.random.RandomState(9)
+    X = rng.randn(120, 12) * np.linspace(2, 0.5, 12)
+    y = np.arange(120) % 3
+    model = MEG(n_components=4, random_state=0).partial_fit(X[:60], y[:60])
+    first = model._axes.copy()
+    model.partial_fit(X[60:], y[60:])
+    assert np.array_equal(model._axes, first)
+    assert model.components_.shape == (4, 12)

@@ -11,6 +11,7 @@ shared with the von Neumann learners.
 from numbers import Integral, Real
 
 import numpy as np
+from scipy import linalg
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import DistanceTargets, oriented_columns
@@ -20,6 +21,20 @@ from ._meg_kernels import meg_pass
 # Random pairs from labels by default: 40 n_classes² as in ITML, at most this many per
 # sample, since each costs a d×d eigen update.
 _MAX_PAIRS_PER_SAMPLE = 10
+# n_components="auto": above this many features MEG learns on the leading principal axes,
+# since each update costs O(n_features³) (99 s a fit at MNIST's 784 pixels).
+_AUTO_COMPONENTS = 100
+
+
+def principal_axes(X, n_components):
+    """The ``n_components`` leading principal axes of ``X`` as columns, or None for all."""
+    n_features = X.shape[1]
+    if n_components is None or n_components >= n_features:
+        return None
+    centred = X - X.mean(axis=0)
+    _, vectors = linalg.eigh(centred.T @ centred,
+                             subset_by_index=(n_features - n_components, n_features - 1))
+    return np.ascontiguousarray(vectors[:, ::-1])
 
 
 class MEG(_BaseOnline):
@@ -55,6 +70,13 @@ class MEG(_BaseOnline):
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
         pairs.
 
+    n_components : int, "auto" or None, default="auto"
+        Learn on the ``n_components`` leading principal axes of ``X`` (of the first
+        ``fit`` pass or ``partial_fit`` chunk): ``W`` is trace one on their span and 0
+        across it, and ``components_`` has ``n_components`` rows. ``None``, or at least
+        ``n_features``, learns on all features. ``"auto"`` takes 100: every update
+        costs ``O(d³)`` in the dimension ``d`` learned on. See Notes.
+
     max_iter : int, default=20
         Maximum number of passes ``fit`` makes over the pairs.
 
@@ -73,7 +95,7 @@ class MEG(_BaseOnline):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_features, n_features)
+    components_ : ndarray of shape (n_components, n_features)
         The learned transform ``L``, ``W = LᵀL`` with ``tr W = 1``.
 
     eta_ : float
@@ -102,10 +124,12 @@ class MEG(_BaseOnline):
 
     Notes
     -----
-    Start and targets. ``W₁ = I / n_features`` (Tsuda et al., 2005, §5). Targets drawn from labels
+    Start and targets. ``W₁ = I / d`` (Tsuda et al., 2005, §5), with ``d`` the
+    ``n_features`` or ``n_components`` learned on. Targets drawn from labels
     are on the scale of ``W₁``: same-class pairs get the 5th percentile of the squared
-    Euclidean distances divided by ``n_features`` (the squared distance of such a pair
-    under ``W₁``), different-class pairs the 95th percentile divided by ``n_features``.
+    Euclidean distances (on the principal axes of the ``X`` they are drawn from, when
+    ``n_components < n_features``) divided by ``d`` (the squared distance of such a
+    pair under ``W₁``), different-class pairs the 95th percentile divided by ``d``.
     Drawn from labels they are exact targets: a trace-one metric cannot move one pair
     beyond its target without pulling the others, and read as bounds (no loss once
     met) they gave worse k-NN errors on the development suite. Explicit
@@ -117,7 +141,13 @@ class MEG(_BaseOnline):
     ``X = np.eye(n) / np.sqrt(2)`` with ``DistanceTargets`` of object pairs; then
     ``X_t = z zᵀ`` has ½ on the diagonal entries of a and b and −½ off-diagonal, as in
     the paper, and ``get_mahalanobis_matrix()`` is the learned kernel. There
-    ``R = 1``, and ``eta=2`` is the paper's rate.
+    ``R = 1``, and ``eta=2`` is the paper's rate; pass ``n_components=None`` for more
+    than 100 objects.
+
+    Principal axes. On MNIST-5000's 784 pixels (1,600 training rows) the default fit
+    learns on 100 axes in about 1.5 s CPU where all pixels took 99 s, and its 5-NN error
+    fell from 13.2 % (Euclidean's) to about 10 %; on 500 gene expression features
+    (151 rows) from 3.2 % to 2.1 % (the suite's protocol, see :ref:`choosing_defaults`).
 
     References
     ----------
@@ -144,6 +174,8 @@ class MEG(_BaseOnline):
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
+                         None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "verbose": ["verbose"],
@@ -156,6 +188,7 @@ class MEG(_BaseOnline):
         *,
         n_constraints=None,
         n_neighbors=None,
+        n_components="auto",
         max_iter=20,
         tol=0.1,
         verbose=0,
@@ -164,6 +197,7 @@ class MEG(_BaseOnline):
         self.eta = eta
         self.n_constraints = n_constraints
         self.n_neighbors = n_neighbors
+        self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
         self.verbose = verbose
@@ -173,22 +207,35 @@ class MEG(_BaseOnline):
         n_constraints = self.n_constraints
         if n_constraints is None and self.n_neighbors is None:
             n_constraints = min(40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
-        targets = DistanceTargets.from_labels(X, y, n_constraints=n_constraints,
+        axes = principal_axes(X, self._n_components(X.shape[1]))
+        learned_on = X if axes is None else X @ axes
+        targets = DistanceTargets.from_labels(learned_on, y, n_constraints=n_constraints,
                                               n_neighbors=self.n_neighbors,
                                               random_state=random_state)
-        # Exact targets on the scale of W₁ = I / n_features (see Notes).
-        return DistanceTargets(targets.pairs, targets.distances / X.shape[1])
+        # Exact targets on the scale of W₁ = I / d (see Notes).
+        return DistanceTargets(targets.pairs, targets.distances / learned_on.shape[1])
+
+    def _n_components(self, n_features):
+        """The number of principal axes to learn on, or None for all features."""
+        wanted = _AUTO_COMPONENTS if self.n_components == "auto" else self.n_components
+        return None if wanted is None or wanted >= n_features else wanted
 
     def _initialize(self, n_features):
         # log W₁ = −log(d) I: the shifted form stores Q = 0 and W = I.
-        self._log_eigenvalues = np.zeros(n_features)
-        self._eigenvectors = np.eye(n_features, order="F")
+        dimension = self._n_components(n_features) or n_features
+        self._log_eigenvalues = np.zeros(dimension)
+        self._eigenvectors = np.eye(dimension, order="F")
         self._scale = None
+        self._axes = None
         self.cumulative_loss_ = 0.0
 
     def _one_pass(self, X, constraints):
         X = np.asarray(X, dtype=np.float64)  # boolean X has no subtraction
         pairs = constraints.pairs
+        if self._scale is None:
+            self._axes = principal_axes(X, self._n_components(X.shape[1]))
+        if self._axes is not None:
+            X = X @ self._axes
         if self._scale is None:
             # R: the largest squared length among the first pairs. The update is run on
             # X / √R (targets / R, rate η R²), the same steps in units where no squared
@@ -209,4 +256,5 @@ class MEG(_BaseOnline):
     def _set_components(self):
         weights = np.exp(self._log_eigenvalues)
         weights /= weights.sum()
-        self.components_ = np.sqrt(weights)[:, None] * oriented_columns(self._eigenvectors).T
+        components = np.sqrt(weights)[:, None] * oriented_columns(self._eigenvectors).T
+        self.components_ = components if self._axes is None else components @ self._axes.T
