@@ -281,3 +281,31 @@ def test_degenerate_labels_and_rows_are_refused_by_name():
         LMNN().fit(X[:6], np.arange(6))
     with pytest.raises(ValueError, match="rows of X are all equal"):
         LMNN().fit(np.ones((60, 5)), np.arange(60) % 3)
+
+
+def test_the_start_is_scaled_to_the_least_loss_on_its_ray():
+    # Data 30 times wider than the margin: the start shrinks to the grid point of least loss
+    # (all impostors counted), lower than at both grid neighbours and at the unscaled start.
+    X, y = load_iris(return_X_y=True)
+    X = 30.0 * (X - X.mean(axis=0)) / X.std(axis=0)
+    targets = target_neighbours(X, y, 3)
+    c = lmnn_module._loss_minimising_scale(X, y, targets, 0.5, np.eye(4))
+    full = all_impostors_objective(X, y, 3, 0.5)
+    loss = [full.value(factor * np.eye(4)) for factor in (c / np.sqrt(2), c, c * np.sqrt(2))]
+    assert c < 0.5 and np.isclose(np.log2(c) * 2, round(np.log2(c) * 2))
+    assert loss[1] < min(loss[0], loss[2]) and loss[1] < full.value(np.eye(4))
+
+
+def test_tol_stops_when_the_loss_is_down_to_tol_of_its_start(capsys):
+    # d > n: each class can collapse to a point and the loss fall towards 0 by large
+    # ratios per round (never a small change); the fit stops at the first round whose
+    # loss is below tol times the loss at the (scaled) start.
+    rng = np.random.RandomState(3)
+    y = np.arange(60) % 3
+    X = rng.randn(60, 100)
+    losses = rounds_losses(LMNN(init="pca", tol=1e-6), X, y, capsys)
+    targets = target_neighbours(X, y, 3)
+    scale = lmnn_module._loss_minimising_scale(X, y, targets, 0.5, np.eye(100))
+    initial = all_impostors_objective(X, y, 3, 0.5).value(scale * np.eye(100))
+    assert len(losses) >= 3 and losses[-1] <= 1e-6 * initial < losses[-2]
+    assert np.all(-np.diff(losses) / losses[:-1] > 1e-6)

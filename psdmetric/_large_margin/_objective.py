@@ -10,7 +10,7 @@ respect to ``M`` is one weighted sum of outer products ``Σ_p w_p (x_a − x_b)(
 = Xᵀ Bᵀ diag(w) B X``, with ``B`` the sparse pair-by-sample incidence matrix (+1 at
 ``a``, −1 at ``b``) and ``Bᵀ diag(w) B = D − W`` the graph Laplacian of the pair
 weights. With respect to ``L`` it is ``2 L G = 2 ((D − W) X Lᵀ)ᵀ X``: two products
-with ``X``, the pairs' squared distances and two sparse products over the pairs (their
+with ``X``, the pairs' squared distances and one sparse product with ``D − W`` (its
 pattern built once per impostor set), never a d × d matrix per triplet.
 """
 
@@ -45,14 +45,17 @@ class TripletObjective:
         self.pull = np.ascontiguousarray(pull, dtype=np.intp).reshape(-1, 2)
         self.push = np.ascontiguousarray(push, dtype=np.intp).reshape(-1, 2)
         self.triplet_pull, self.triplet_push = triplet_pull, triplet_push
-        # The pairs as one sparse pattern S (row a, column b), built once: an evaluation
-        # only sets its weights, and (D − W) Z = deg ⊙ Z − S Z − Sᵀ Z with W = S + Sᵀ.
+        # The Laplacian D − W of the pair weights as one sparse pattern, built once: each
+        # pair (a, b) is −w at (a, b) and at (b, a) (repeated entries add up), the degrees
+        # are the diagonal; an evaluation only sets the entries.
         pairs = np.concatenate([self.pull, self.push])
-        self._order = np.argsort(pairs[:, 0], kind="stable")
-        self._rows, self._columns = pairs[:, 0], pairs[:, 1]
-        self._sorted_columns = self._columns[self._order]
-        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(pairs[:, 0],
-                                                                  minlength=len(X)))])
+        n_samples = len(X)
+        self._ends = pairs.T.ravel()
+        rows = np.concatenate([self._ends, np.arange(n_samples)])
+        columns = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n_samples)])
+        self._order = np.argsort(rows, kind="stable")
+        self._columns = columns[self._order]
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n_samples))])
 
     @property
     def n_push(self):
@@ -82,11 +85,11 @@ class TripletObjective:
         weights[len(self.pull):] = np.bincount(self.triplet_push, active, len(self.push))
         weights[len(self.pull):] *= -self.mu
         n_samples = Z.shape[0]
-        S = sparse.csr_matrix((weights[self._order], self._sorted_columns, self._indptr),
-                              shape=(n_samples, n_samples))
-        degrees = (np.bincount(self._rows, weights, n_samples)
-                   + np.bincount(self._columns, weights, n_samples))
-        laplacian_image = degrees[:, None] * Z - S @ Z - S.T @ Z
+        twice = np.concatenate([weights, weights])
+        entries = np.concatenate([-twice, np.bincount(self._ends, twice, n_samples)])
+        laplacian = sparse.csr_matrix((entries[self._order], self._columns, self._indptr),
+                                      shape=(n_samples, n_samples))
+        laplacian_image = laplacian @ Z
         gradient = 2.0 * (laplacian_image.T @ self.X)
         return value, gradient, int(active.sum())
 
