@@ -41,6 +41,7 @@ from .._core import (
 )
 from ._cv_doc import SHARED_DOC
 from ._cv_rule import rank_scores, stepwise_choice
+from ._base import prior_eigenpairs
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann, resolve_components
 
@@ -115,6 +116,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             n_neighbors=n_neighbors, n_constraints=n_constraints if n_neighbors is None else None)
         constraints = learner._bounded_pairs(X_train, y_train, rng)
         n_pairs, stream = len(constraints.pairs), rng.get_state()
+        X_train, X_test, learner = _in_principal_directions(learner, X_train, X[test])
         # γ increases (sorted grid): each fit starts from the last one's duals (the learner
         # falls back to its prior where they do not give a valid start).
         fitted = clone(learner).set_params(warm_start=True)
@@ -142,12 +144,28 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             # X is validated once in fit: ``transform`` would validate it again per γ.
             knn = KNeighborsClassifier(knn_neighbors).fit(
                 X_train @ fitted.components_.T, y_train)
-            scores[index] = _true_class_probability(knn, X[test] @ fitted.components_.T,
+            scores[index] = _true_class_probability(knn, X_test @ fitted.components_.T,
                                                     y[test])
             if report:
                 print(f"{report} n_neighbors={n_neighbors}, gamma={gamma:.3g}: score "
                       f"{scores[index].mean():.4f}, fit {fit_times[index]:.3f} s", flush=True)
     return scores, fit_times, work
+
+
+def _in_principal_directions(learner, X_train, X_test):
+    """The fold in the top principal directions a low-rank identity prior keeps, if any.
+
+    With ``prior="identity"`` and ``n_components=k < d``, the learner works on
+    ``X_train @ U`` (U: the top k principal directions of X_train) from the identity;
+    fitted on those coordinates with ``n_components=None`` it solves the same problem,
+    so the γ of a path share one SVD of the fold instead of one each.
+    """
+    n_components, prior = learner.n_components, learner.prior
+    if (n_components is None or n_components == X_train.shape[1]
+            or not (isinstance(prior, str) and prior == "identity")):
+        return X_train, X_test, learner
+    basis, _ = prior_eigenpairs(X_train, prior, n_components)
+    return X_train @ basis, X_test @ basis, clone(learner).set_params(n_components=None)
 
 
 # cv=None: a third of the training set held out per split, so each held-out fold keeps
