@@ -19,8 +19,8 @@ from ._base import _BaseOnline, target_sides
 from ._meg_kernels import meg_pass
 
 # Random pairs from labels by default: 40 n_classes² as in ITML, at most this many per
-# sample, since each costs a d×d eigen update.
-_MAX_PAIRS_PER_SAMPLE = 10
+# sample, since each costs a d×d eigen update (4: leave-one-data-set-out among 3–10).
+_MAX_PAIRS_PER_SAMPLE = 4
 # n_components="auto": above this many features MEG learns on the leading principal axes,
 # since each update costs O(n_features³) (99 s a fit at MNIST's 784 pixels).
 _AUTO_COMPONENTS = 100
@@ -59,10 +59,12 @@ class MEG(_BaseOnline):
 
     n_constraints : int, default=None
         Number of pairs drawn from class labels (per ``partial_fit`` chunk);
-        ``None`` means ``40 * n_classes**2`` (as in ITML) up to ``10 * n_samples``:
+        ``None`` means ``40 * n_classes**2`` (as in ITML) up to ``4 * n_samples``:
         every pair costs an eigen update, and with many classes ``40 * n_classes**2``
-        outgrows the data (40,960 pairs for 1,526 samples of 32 classes). See Notes
-        for their targets.
+        outgrows the data (40,960 pairs for 1,526 samples of 32 classes). The cap of 4
+        per sample was chosen among 3, 4, 5, 6 and 10 by leave-one-data-set-out on the
+        18 suite and check sets with at most 100 features (see
+        ``docs/benchmarks/meg.md``). See Notes for their targets.
 
     n_neighbors : int, default=None
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
