@@ -7,14 +7,10 @@ place, so a pass over one chunk continues exactly where the previous chunk stopp
 """
 import numpy as np
 
-from libc.math cimport INFINITY, fabs, sqrt
-from scipy.linalg.cython_lapack cimport dpotrf, dpotrs
+from libc.math cimport INFINITY, sqrt
 
-
-# POLA's projection ignores a negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²):
-# that far below the rounding level of the matrix it cannot be told from zero.
-cdef double _NEGLIGIBLE = 1e-13
-cdef int _MAX_NEWTON = 60
+from ._pola_projection cimport (Projection, ProjectionWorkspace, add_eigen_term, add_term,
+                                grow, negative_eigenpair)
 
 
 cdef inline double _lower_quadratic_form(const double* A, Py_ssize_t m, Py_ssize_t lda,
@@ -45,117 +41,18 @@ cdef inline void _lower_rank_one(double* A, Py_ssize_t m, Py_ssize_t lda, double
             column[i] = column[i] + scaled * v[i]
 
 
-cdef double _negative_eigenpair(const double* A, Py_ssize_t m, Py_ssize_t lda,
-                                const double* v, double alpha, double rayleigh,
-                                double* u, double* work, double* factor) noexcept nogil:
-    """The negative eigenvalue λ of ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0), unit eigenvector u.
-
-    At most one eigenvalue of Â is negative (interlacing). It solves the secular equation
-    ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``, where ``A − λI ≻ 0``: each evaluation is one
-    Cholesky factorisation, and the eigenvector is ``(A − λI)⁻¹v``. Newton's method on
-    ``ψ(λ) = 1 / vᵀ(A − λI)⁻¹v`` (concave and decreasing) started right of the root moves
-    monotonically onto it without leaving ``λ < 0``; it starts from the Rayleigh quotient
-    ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh exists), else just
-    below zero. Once a Newton step is below 1e-7 |λ|, the last step is taken without a
-    new factorisation and the eigenvector gets one step of inverse iteration with the
-    shift λ, which leaves both accurate to about 1e-14 relative. The problem is solved
-    for ``Â / σ`` with unit v, ``σ = tr A + α‖v‖²``, so no intermediate can overflow.
-
-    Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
-    """
-    cdef Py_ssize_t i, j, iteration
-    cdef int n = <int> m, lda_factor = <int> m, one = 1, info = 0
-    cdef char lower = b'L'
-    cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
-    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain
-    cdef bint right_of_root
-    cdef double* direction = work
-    for i in range(m):
-        length = length + v[i] * v[i]
-        scale = scale + A[i * lda + i]
-    length = sqrt(length)
-    scale = scale + alpha * length * length
-    inverse_scale = 1.0 / scale
-    for i in range(m):
-        direction[i] = v[i] / length
-    # Â / σ = A / σ − weight · direction directionᵀ, its least eigenvalue in [−weight, 0).
-    weight = alpha * length * length / scale
-    eigenvalue = -_NEGLIGIBLE
-    right_of_root = rayleigh / scale < eigenvalue
-    if right_of_root:
-        eigenvalue = rayleigh / scale if rayleigh / scale > -weight else -weight
-    for iteration in range(_MAX_NEWTON):
-        for j in range(m):
-            for i in range(j, m):
-                factor[j * m + i] = A[j * lda + i] * inverse_scale
-            factor[j * m + j] = factor[j * m + j] - eigenvalue
-        dpotrf(&lower, &n, factor, &lda_factor, &info)
-        if info != 0:
-            # Rounding left A slightly indefinite: A − λI is not positive definite yet.
-            if eigenvalue == -weight:
-                return 0.0
-            eigenvalue = 4.0 * eigenvalue if 4.0 * eigenvalue > -weight else -weight
-            continue
-        for i in range(m):
-            u[i] = direction[i]
-        dpotrs(&lower, &n, &one, factor, &lda_factor, u, &lda_factor, &info)
-        g = 0.0
-        g_slope = 0.0
-        for i in range(m):
-            g = g + direction[i] * u[i]
-            g_slope = g_slope + u[i] * u[i]
-        if weight * g <= 1.0:
-            # ψ(λ) ≥ α: λ is at the root (up to rounding), or no eigenvalue is below λ.
-            if not right_of_root:
-                return 0.0
-            break
-        right_of_root = True
-        step = g * (1.0 - weight * g) / g_slope
-        if eigenvalue + step < -weight:
-            step = -weight - eigenvalue
-        if fabs(step) <= 1e-7 * fabs(eigenvalue):
-            eigenvalue = eigenvalue + step
-            break
-        eigenvalue = eigenvalue + step
-    if g_slope == 0.0:
-        return 0.0  # no factorisation succeeded: nothing reliable to project out
-    if weight * g != 1.0:
-        # Inverse iteration with the factorisation at hand: (Â − λI)⁻¹u by
-        # Sherman–Morrison, = (A − λI)⁻¹u + α g' / (1 − α g) · u.
-        for i in range(m):
-            work[i] = u[i]
-        dpotrs(&lower, &n, &one, factor, &lda_factor, work, &lda_factor, &info)
-        shift_gain = weight * g_slope / (1.0 - weight * g)
-        for i in range(m):
-            u[i] = work[i] + shift_gain * u[i]
-    norm = 0.0
-    for i in range(m):
-        norm = norm + u[i] * u[i]
-    norm = sqrt(norm)
-    for i in range(m):
-        u[i] = u[i] / norm
-    return eigenvalue * scale
-
-
-cdef struct _Scratch:
-    # Work arrays of the PSD projection (m, m and m² entries) and its count of projections
-    # that removed a negative eigenvalue.
-    double* u
-    double* work
-    double* factor
-    Py_ssize_t projections
-
-
 cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* v,
                          double squared_norm, double label, double gamma,
-                         double* threshold, _Scratch* scratch) noexcept nogil:
+                         double* threshold, Projection* projection,
+                         double* u) noexcept nogil:
     """One POLA round (Shalev-Shwartz et al., 2004, Fig. 1; eq. 12 with γ > 0) on the lower triangle of A.
 
     ``v`` holds the coordinates of ``x − x'`` and ``squared_norm`` its squared length,
     which sets the step α. They differ only in the kernel form, by a residual too small
-    to add a basis vector for. Counts projections onto the PSD cone that removed a
-    negative eigenvalue in ``scratch.projections``. Returns the hinge loss before the
-    update.
+    to add a basis vector for. ``projection`` holds A's eigendecomposition and the terms
+    added since (kept in step with A here) and counts in ``projection.projections`` the
+    projections onto the PSD cone that removed a negative eigenvalue; u is scratch of
+    length m. Returns the hinge loss before the update.
     """
     cdef double distance = _lower_quadratic_form(A, m, lda, v)
     cdef double loss = label * (distance - threshold[0]) + 1.0
@@ -170,20 +67,23 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
     threshold[0] = threshold[0] + label * alpha
     if label < 0:
         _lower_rank_one(A, m, lda, alpha, v)
+        add_term(projection, v, alpha)
         if threshold[0] < 1.0:
             threshold[0] = 1.0
         return loss
     coordinate_norm = 0.0
     for i in range(m):
         coordinate_norm = coordinate_norm + v[i] * v[i]
-    eigenvalue = _negative_eigenpair(
-        A, m, lda, v, alpha,
-        (distance - alpha * coordinate_norm * coordinate_norm) / coordinate_norm,
-        scratch.u, scratch.work, scratch.factor)
+    eigenvalue = negative_eigenpair(
+        projection, A, m, lda, v, alpha,
+        (distance - alpha * coordinate_norm * coordinate_norm) / coordinate_norm, u)
     _lower_rank_one(A, m, lda, -alpha, v)
+    # The eigen coordinates of v/‖v‖ are at hand: no product with W for this term.
+    add_eigen_term(projection, projection.direction, sqrt(coordinate_norm), -alpha)
     if eigenvalue < 0.0:
-        _lower_rank_one(A, m, lda, -eigenvalue, scratch.u)
-        scratch.projections = scratch.projections + 1
+        _lower_rank_one(A, m, lda, -eigenvalue, u)
+        add_eigen_term(projection, projection.vector, 1.0, -eigenvalue)
+        projection.projections = projection.projections + 1
     return loss
 
 
@@ -195,7 +95,9 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     ``A`` (d×d, Fortran order) is updated in place on its lower triangle only.
     ``losses[t]`` receives the hinge loss of pair t before its update. ``counters``
     (optional, intp, length ≥ 1) accumulates the updates whose PSD projection removed
-    an eigenvalue. Returns the new threshold b.
+    an eigenvalue and, when it has 4 entries, the eigendecompositions of A, the
+    evaluations of the secular function and those that needed a dense Cholesky
+    factorisation (see :mod:`._pola_projection`). Returns the new threshold b.
     """
     cdef Py_ssize_t n_pairs = pairs.shape[0], d = X.shape[1]
     cdef Py_ssize_t t, k
@@ -209,9 +111,8 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
         return threshold
     cdef double[::1] v = np.empty(d)
     cdef double[::1] u = np.empty(d)
-    cdef double[::1] work = np.empty(d)
-    cdef double[::1] factor = np.empty(d * d)
-    cdef _Scratch scratch = _Scratch(&u[0], &work[0], &factor[0], 0)
+    cdef ProjectionWorkspace workspace = ProjectionWorkspace(d)
+    cdef Projection* projection = &workspace.p
     with nogil:
         for t in range(n_pairs):
             squared_norm = 0.0
@@ -219,9 +120,13 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
                 v[k] = X[pairs[t, 0], k] - X[pairs[t, 1], k]
                 squared_norm = squared_norm + v[k] * v[k]
             losses[t] = _pola_update(&A[0, 0], d, d, &v[0], squared_norm, labels[t],
-                                     gamma, &threshold, &scratch)
+                                     gamma, &threshold, projection, &u[0])
     if counters is not None:
-        counters[0] += scratch.projections
+        counters[0] += projection.projections
+        if counters.shape[0] > 3:
+            counters[1] += projection.refreshes
+            counters[2] += projection.evaluations
+            counters[3] += projection.dense_evaluations
     return threshold
 
 
@@ -329,9 +234,8 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
     cdef Py_ssize_t[::1] known = np.full(n_points, rank, dtype=np.intp)
     cdef double[::1] c = np.empty(capacity)
     cdef double[::1] u = np.empty(capacity)
-    cdef double[::1] work = np.empty(capacity)
-    cdef double[::1] factor = np.empty(capacity * capacity)
-    cdef _Scratch scratch = _Scratch(&u[0], &work[0], &factor[0], 0)
+    cdef ProjectionWorkspace workspace = ProjectionWorkspace(rank + growth)
+    cdef Projection* projection = &workspace.p
     for j in range(n_stored):
         row_of[j] = j
     with nogil:
@@ -371,7 +275,8 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
                 new_stored[n_new + 1] = b
                 n_new = n_new + 2
                 n_stored = n_stored + 2
+                grow(projection, rank, initial_scale)
                 rank = rank + 1
             losses[t] = _pola_update(&M[0, 0], rank, lda, &c[0], scale, labels[t], gamma,
-                                     &threshold, &scratch)
+                                     &threshold, projection, &u[0])
     return n_stored, rank, threshold, n_new

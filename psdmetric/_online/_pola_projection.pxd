@@ -1,0 +1,59 @@
+# The PSD projection of a POLA round, cimported by the compiled passes of _pola_kernels.
+
+cdef struct Projection:
+    # A = W (diag(q) + U G Uᵀ) Wᵀ: the eigendecomposition of A at the last refresh and
+    # the rank-one terms added since, on k orthonormal columns U (eigen coordinates).
+    Py_ssize_t stride     # leading dimension of W, U and Y (the largest dimension m)
+    Py_ssize_t capacity   # columns of U before the next refresh; leading dimension of G
+    Py_ssize_t m          # dimension of the representation
+    Py_ssize_t k
+    bint valid
+    double* W
+    double* q
+    double* U
+    double* G
+    # Scratch of the solves with A / σ − λI (D = diag(q) / σ − λ): D⁻¹, D^{-1/2},
+    # Y = D^{-1/2}U, UᵀD⁻¹U, the k×k matrix I + G UᵀD⁻¹U / σ and its pivots.
+    double* dinv
+    double* root_dinv
+    double* Y
+    double* gram
+    double* S
+    int* pivots
+    double* t
+    double* terms
+    double* coords
+    double* residual
+    double* correction
+    double shift           # the last _factor's λ and 1/σ
+    double inverse_scale
+    double* direction     # the pair's unit difference in eigen coordinates
+    double* vector        # the negative eigenvector in eigen coordinates
+    double* work
+    # The Cholesky factor of A / σ − λI when the solve with the terms fails (dense).
+    double* factor
+    bint dense
+    double* eigen_work
+    int eigen_lwork
+    int* eigen_iwork
+    int eigen_liwork
+    # Counters for the benchmarks: projections that removed an eigenvalue, refreshes,
+    # evaluations of the secular function and those that needed the dense factorisation.
+    Py_ssize_t projections
+    Py_ssize_t refreshes
+    Py_ssize_t evaluations
+    Py_ssize_t dense_evaluations
+
+
+cdef class ProjectionWorkspace:
+    cdef Projection p
+    cdef object buffers
+
+
+cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
+                               Py_ssize_t lda, const double* v, double alpha,
+                               double rayleigh, double* u) noexcept nogil
+cdef void add_term(Projection* p, const double* v, double coef) noexcept nogil
+cdef void add_eigen_term(Projection* p, const double* z, double scale,
+                         double coef) noexcept nogil
+cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil

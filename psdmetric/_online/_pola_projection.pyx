@@ -1,0 +1,402 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
+"""POLA's projection onto the PSD cone after a similar-pair step, without factorising A.
+
+``Â = A − α v vᵀ`` (A ⪰ 0, α > 0) has at most one negative eigenvalue λ (interlacing);
+the projection is ``Â − λ u uᵀ``. λ solves the secular equation ``α vᵀ(A − λI)⁻¹v = 1``
+on ``λ < 0``. The solves with ``A − λI`` use an eigendecomposition ``A = W diag(q) Wᵀ``
+refreshed every ``capacity`` rank-one terms, with the terms of the rounds since kept as
+``W U G Uᵀ Wᵀ`` (U orthonormal, k columns, G k×k symmetric: a term along a direction
+already held, such as a projection's eigenvector, changes only G). By Woodbury,
+``(D + U G Uᵀ)⁻¹ = D⁻¹ − D⁻¹U (I + G UᵀD⁻¹U)⁻¹ G UᵀD⁻¹`` with ``D = diag(q) − λI ≻ 0``:
+an O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A refresh (one
+``dsyevd``, O(m³)) is shared by ``capacity ≈ 2 m^{2/3}`` terms: O(m^{7/3}) per round
+amortised. Where the terms nearly cancel (a direction a projection left at zero, probed
+just below λ = 0), Woodbury is too ill-conditioned and one evaluation falls back to the
+Cholesky factorisation of the dense A.
+"""
+import numpy as np
+
+from libc.math cimport fabs, sqrt
+from libc.stdio cimport printf
+from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
+from scipy.linalg.cython_lapack cimport dgetrf, dgetrs, dpotrf, dpotrs, dsyevd
+
+# A negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²) is not projected out: that far
+# below the rounding level of the matrix it cannot be told from zero.
+cdef double _NEGLIGIBLE = 1e-13
+cdef int _MAX_NEWTON = 60
+# Iterative refinement steps of a solve: each gains at least a factor 1e3 (see _solve).
+cdef int _MAX_REFINEMENTS = 8
+# A solve that stops gaining is accepted when its last correction δ changes the projection
+# by at most this share of σ: |λ| ‖δ‖ / ‖x‖ ≤ _ACCEPTED_ERROR (and ‖δ‖ ≤ 0.1 ‖x‖).
+cdef double _ACCEPTED_ERROR = 1e-12
+# A term's direction within this relative distance of U's span adds no column to U.
+cdef double _IN_SPAN = 1e-14
+
+
+def projection_capacity(Py_ssize_t stride):
+    """Columns of U between refreshes: the O(m k²) solves against one O(m³) refresh."""
+    return max(4, min(stride, int(2.0 * stride ** (2.0 / 3.0))))
+
+
+cdef class ProjectionWorkspace:
+    """Owns the buffers of one :c:type:`Projection` of dimension up to ``stride``."""
+
+    def __cinit__(self, Py_ssize_t stride):
+        cdef Py_ssize_t n = max(stride, 1)
+        cdef Py_ssize_t k = projection_capacity(n)
+        lwork, liwork = 1 + 6 * n + 2 * n * n, 3 + 5 * n
+        doubles = [np.zeros(size) for size in (
+            n * n, n, n * k, k * k,  # W, q, U, G
+            n, n, n * k, k * k, k * k,  # dinv, root_dinv, Y, gram, S
+            k, k, k, n, n,  # t, terms, coords, residual, correction
+            n, n, n, n * n, lwork)]  # direction, vector, work, factor, eigen_work
+        integers = [np.zeros(k, np.intc), np.zeros(liwork, np.intc)]
+        self.buffers = (doubles, integers)
+        cdef double* d[19]
+        cdef double[::1] view
+        cdef int[::1] pivots = integers[0], iwork = integers[1]
+        for index in range(19):
+            view = doubles[index]
+            d[index] = &view[0]
+        self.p = Projection(n, k, 0, 0, False, d[0], d[1], d[2], d[3], d[4], d[5], d[6],
+                            d[7], d[8], &pivots[0], d[9], d[10], d[11], d[12], d[13], 0.0,
+                            0.0, d[14], d[15], d[16], d[17], False, d[18], <int> lwork,
+                            &iwork[0],
+                            <int> liwork, 0, 0, 0, 0)
+
+    @property
+    def refreshes(self):
+        return self.p.refreshes
+
+
+cdef void _refresh(Projection* p, const double* A, Py_ssize_t m, Py_ssize_t lda) noexcept nogil:
+    """``W diag(q) Wᵀ = A`` (its lower triangle) by ``dsyevd``; no terms."""
+    cdef Py_ssize_t i, j
+    cdef int n = <int> m, ld = <int> p.stride, info = 0
+    for j in range(m):
+        for i in range(j, m):
+            p.W[j * p.stride + i] = A[j * lda + i]
+    dsyevd(b"V", b"L", &n, p.W, &ld, p.q, p.eigen_work, &p.eigen_lwork, p.eigen_iwork,
+           &p.eigen_liwork, &info)
+    p.m = m
+    p.k = 0
+    p.valid = info == 0
+    p.refreshes = p.refreshes + 1
+
+
+cdef inline void _to_eigen(Projection* p, const double* v, double* out) noexcept nogil:
+    """out = Wᵀv."""
+    cdef int n = <int> p.m, ld = <int> p.stride, one = 1
+    cdef double unit = 1.0, zero = 0.0
+    dgemv(b"T", &n, &n, &unit, p.W, &ld, <double*> v, &one, &zero, out, &one)
+
+
+cdef void add_eigen_term(Projection* p, const double* z, double scale,
+                         double coef) noexcept nogil:
+    """Record ``A ← A + coef (W scale·z)(W scale·z)ᵀ``; z in eigen coordinates.
+
+    z is split into its coordinates on U and a residual (Gram–Schmidt, twice); a
+    residual beyond rounding becomes a new column of U.
+    """
+    cdef Py_ssize_t i, j, k = p.k, m = p.m, ldg = p.capacity
+    cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, one = 1, sweep
+    cdef double unit = 1.0, zero = 0.0, minus = -1.0, length = 0.0, residual = 0.0
+    if not p.valid or coef == 0.0:
+        return
+    for i in range(m):
+        p.residual[i] = scale * z[i]
+        length = length + p.residual[i] * p.residual[i]
+    for j in range(k):
+        p.coords[j] = 0.0
+    if k > 0:
+        for sweep in range(2):
+            dgemv(b"T", &n, &kk, &unit, p.U, &ld, p.residual, &one, &zero, p.t, &one)
+            dgemv(b"N", &n, &kk, &minus, p.U, &ld, p.t, &one, &unit, p.residual, &one)
+            for j in range(k):
+                p.coords[j] = p.coords[j] + p.t[j]
+    for i in range(m):
+        residual = residual + p.residual[i] * p.residual[i]
+    if residual > _IN_SPAN * _IN_SPAN * length:
+        if k >= p.capacity:
+            p.valid = False
+            return
+        residual = sqrt(residual)
+        for i in range(m):
+            p.U[k * p.stride + i] = p.residual[i] / residual
+        for j in range(k + 1):
+            p.G[k * ldg + j] = 0.0
+            p.G[j * ldg + k] = 0.0
+        p.coords[k] = residual
+        k = k + 1
+        p.k = k
+    for j in range(k):
+        for i in range(k):
+            p.G[j * ldg + i] = p.G[j * ldg + i] + coef * p.coords[i] * p.coords[j]
+
+
+cdef void add_term(Projection* p, const double* v, double coef) noexcept nogil:
+    """Record ``A ← A + coef v vᵀ``."""
+    if not p.valid or coef == 0.0:
+        return
+    _to_eigen(p, v, p.work)
+    add_eigen_term(p, p.work, 1.0, coef)
+
+
+cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil:
+    """A gains a row and column m, zero but for ``A[m, m] = diagonal`` (a new basis vector)."""
+    cdef Py_ssize_t i
+    if not p.valid or p.m != m or m >= p.stride:
+        p.valid = False
+        return
+    for i in range(m):
+        p.W[i * p.stride + m] = 0.0
+        p.W[m * p.stride + i] = 0.0
+    p.W[m * p.stride + m] = 1.0
+    p.q[m] = diagonal
+    for i in range(p.k):
+        p.U[i * p.stride + m] = 0.0
+    p.m = m + 1
+
+
+cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nogil:
+    """Prepare solves with ``A / σ − shift I``; nonzero when that is not positive definite."""
+    cdef Py_ssize_t i, j, m = p.m, k = p.k
+    cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, ldg = <int> p.capacity
+    cdef int info = 0
+    cdef double diagonal, unit = 1.0, zero = 0.0
+    p.shift = shift
+    p.inverse_scale = inverse_scale
+    for i in range(m):
+        diagonal = p.q[i] * inverse_scale - shift
+        if not diagonal > 0.0:
+            return 1
+        p.dinv[i] = 1.0 / diagonal
+        p.root_dinv[i] = sqrt(p.dinv[i])
+    if k == 0:
+        return 0
+    for j in range(k):
+        for i in range(m):
+            p.Y[j * p.stride + i] = p.U[j * p.stride + i] * p.root_dinv[i]
+    dsyrk(b"L", b"T", &kk, &n, &unit, p.Y, &ld, &zero, p.gram, &ldg)
+    for j in range(k):
+        for i in range(j + 1, k):
+            p.gram[i * ldg + j] = p.gram[j * ldg + i]
+    # S = I + (G / σ) UᵀD⁻¹U
+    dgemm(b"N", b"N", &kk, &kk, &kk, &inverse_scale, p.G, &ldg, p.gram, &ldg, &zero, p.S,
+          &ldg)
+    for j in range(k):
+        p.S[j * ldg + j] = p.S[j * ldg + j] + 1.0
+    dgetrf(&kk, &kk, p.S, &ldg, p.pivots, &info)
+    return info
+
+
+cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
+    """x = (D + U G Uᵀ / σ)⁻¹ b by Woodbury, for the last ``_factor``."""
+    cdef Py_ssize_t i, m = p.m
+    cdef int n = <int> m, kk = <int> p.k, ld = <int> p.stride, ldg = <int> p.capacity
+    cdef int one = 1, info = 0
+    cdef double unit = 1.0, zero = 0.0, minus = -1.0
+    for i in range(m):
+        x[i] = p.dinv[i] * b[i]
+    if p.k == 0:
+        return
+    dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
+    dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.terms, &one)
+    dgetrs(b"N", &kk, &one, p.S, &ldg, p.pivots, p.terms, &ldg, &info)
+    dgemv(b"N", &n, &kk, &unit, p.U, &ld, p.terms, &one, &zero, p.correction, &one)
+    for i in range(m):
+        x[i] = x[i] - p.dinv[i] * p.correction[i]
+
+
+cdef bint _solve(Projection* p, const double* b, double* x) noexcept nogil:
+    """x = (A / σ − shift I)⁻¹ b in eigen coordinates, for the last ``_factor``.
+
+    Woodbury loses accuracy when D has entries near zero (A singular, λ near 0) that the
+    terms fill: up to about ``eps / min D``, at most about 1e-3 since λ ≤ −1e-13 σ.
+    Iterative refinement on the O(m k) residual ``b − (D + U G Uᵀ / σ) x`` recovers full
+    accuracy, each step gaining that factor, until the corrections stop shrinking (the
+    rounding level of an ill-conditioned ``A − λI``, as for any solver). Returns false
+    when the last correction could still move the projection by more than
+    ``_ACCEPTED_ERROR · σ``: the terms nearly cancel on a direction (e.g. one a
+    projection left at zero) and the capacitance matrix is too ill-conditioned for
+    refinement to gain.
+    """
+    cdef Py_ssize_t i, step, m = p.m
+    cdef int n = <int> m, kk = <int> p.k, ld = <int> p.stride, ldg = <int> p.capacity
+    cdef int one = 1
+    cdef double unit = 1.0, zero = 0.0, minus = -1.0, size = 0.0, change = 0.0
+    cdef double previous = 0.0
+    _woodbury(p, b, x)
+    if p.k == 0:
+        return True
+    for step in range(_MAX_REFINEMENTS):
+        dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
+        dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.coords,
+              &one)
+        for i in range(m):
+            p.residual[i] = b[i] - (p.q[i] * p.inverse_scale - p.shift) * x[i]
+        dgemv(b"N", &n, &kk, &minus, p.U, &ld, p.coords, &one, &unit, p.residual, &one)
+        _woodbury(p, p.residual, p.work)
+        size = 0.0
+        change = 0.0
+        for i in range(m):
+            size = size + x[i] * x[i]
+            change = change + p.work[i] * p.work[i]
+        if step > 0 and change > 0.25 * previous:
+            break  # stagnating at the rounding level of an ill-conditioned A − λI
+        for i in range(m):
+            x[i] = x[i] + p.work[i]
+        if change <= 1e-30 * size:
+            return True
+        previous = change
+    # The error a correction δ leaves in the projection is about |λ| ‖δ‖ / ‖x‖ (of σ).
+    return (change * p.shift * p.shift <= _ACCEPTED_ERROR * _ACCEPTED_ERROR * size
+            and change <= 1e-2 * size)
+
+
+cdef int _dense_factor(Projection* p, const double* A, Py_ssize_t lda, double shift,
+                       double inverse_scale) noexcept nogil:
+    """Cholesky factor of ``A / σ − shift I`` from the dense A; nonzero if not positive definite."""
+    cdef Py_ssize_t i, j, m = p.m
+    cdef int n = <int> m, ld = <int> p.stride, info = 0
+    for j in range(m):
+        for i in range(j, m):
+            p.factor[j * p.stride + i] = A[j * lda + i] * inverse_scale
+        p.factor[j * p.stride + j] = p.factor[j * p.stride + j] - shift
+    dpotrf(b"L", &n, p.factor, &ld, &info)
+    return info
+
+
+cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil:
+    """x = (A / σ − shift I)⁻¹ b in eigen coordinates, by the last ``_dense_factor``."""
+    cdef int n = <int> p.m, ld = <int> p.stride, one = 1, info = 0
+    cdef double unit = 1.0, zero = 0.0
+    dgemv(b"N", &n, &n, &unit, p.W, &ld, <double*> b, &one, &zero, p.work, &one)
+    dpotrs(b"L", &n, &one, p.factor, &ld, p.work, &ld, &info)
+    dgemv(b"T", &n, &n, &unit, p.W, &ld, p.work, &one, &zero, x, &one)
+
+
+cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
+                   double inverse_scale, double* g, double* g_slope) noexcept nogil:
+    """``g = dᵀ(A/σ − shift I)⁻¹d`` and its slope ``‖(A/σ − shift I)⁻¹d‖²`` (d = v / ‖v‖).
+
+    Leaves ``(A/σ − shift I)⁻¹d`` in ``p.vector``. When the solve with the terms fails
+    (see ``_solve``), it is redone with a Cholesky factorisation of the dense A (O(m³),
+    ``p.dense`` set). Returns nonzero when ``A/σ − shift I`` is not positive definite.
+    """
+    cdef Py_ssize_t i, m = p.m
+    cdef bint converged
+    if not p.valid or _factor(p, shift, inverse_scale) != 0:
+        return 1
+    p.dense = False
+    p.evaluations = p.evaluations + 1
+    converged = _solve(p, p.direction, p.vector)
+    g[0] = 0.0
+    for i in range(m):
+        g[0] = g[0] + p.direction[i] * p.vector[i]
+    if not (converged and g[0] > 0.0):
+        if _dense_factor(p, A, lda, shift, inverse_scale) != 0:
+            return 1
+        p.dense = True
+        p.dense_evaluations = p.dense_evaluations + 1
+        _dense_solve(p, p.direction, p.vector)
+        g[0] = 0.0
+        for i in range(m):
+            g[0] = g[0] + p.direction[i] * p.vector[i]
+    g_slope[0] = 0.0
+    for i in range(m):
+        g_slope[0] = g_slope[0] + p.vector[i] * p.vector[i]
+    return 0
+
+
+cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
+                               Py_ssize_t lda, const double* v, double alpha,
+                               double rayleigh, double* u) noexcept nogil:
+    """The negative eigenvalue λ of ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0), unit eigenvector u.
+
+    Newton's method on ``ψ(λ) = 1 / vᵀ(A − λI)⁻¹v`` (concave and decreasing) started right
+    of the root moves monotonically onto it without leaving ``λ < 0``. It starts from the
+    Rayleigh quotient ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh
+    exists). Otherwise one Newton step from the left end ``−α‖v‖²`` of the interval that
+    holds λ lands right of the root, and below zero when a root exists: if it lands below
+    ``−_NEGLIGIBLE · σ`` Newton continues from there, else it starts just below zero,
+    where ``A − λI`` is nearly singular whenever A is. Once a Newton step is below
+    1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector gets
+    one step of inverse iteration with the shift λ, which leaves both accurate to about
+    1e-14 relative. The problem is solved for ``Â / σ`` with unit v,
+    ``σ = tr A + α‖v‖²``, so no intermediate can overflow. On return ``p.vector`` holds
+    u in eigen coordinates.
+
+    Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
+    """
+    cdef Py_ssize_t i, iteration
+    cdef int n = <int> m, ld = <int> p.stride, one = 1
+    cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
+    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain, unit = 1.0, zero = 0.0
+    cdef bint right_of_root, solved = False
+    if not p.valid or p.m != m or p.k + 2 > p.capacity:
+        _refresh(p, A, m, lda)
+    for i in range(m):
+        length = length + v[i] * v[i]
+        scale = scale + A[i * lda + i]
+    length = sqrt(length)
+    scale = scale + alpha * length * length
+    inverse_scale = 1.0 / scale
+    for i in range(m):
+        p.work[i] = v[i] / length
+    _to_eigen(p, p.work, p.direction)
+    # Â / σ = A / σ − weight · direction directionᵀ, its least eigenvalue in [−weight, 0).
+    weight = alpha * length * length / scale
+    eigenvalue = -_NEGLIGIBLE
+    right_of_root = rayleigh / scale < eigenvalue
+    if right_of_root:
+        eigenvalue = rayleigh / scale if rayleigh / scale > -weight else -weight
+    elif _evaluate(p, A, lda, -weight, inverse_scale, &g, &g_slope) == 0:
+        # Not positive when weight · g ≥ 1: v lies in A's null space and λ = −weight.
+        step = g * (1.0 - weight * g) / g_slope
+        if -weight + step < eigenvalue:
+            eigenvalue = -weight + step if step > 0.0 else -weight
+            right_of_root = True
+    for iteration in range(_MAX_NEWTON):
+        if _evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope) != 0:
+            # Rounding left A slightly indefinite: A − λI is not positive definite yet.
+            if eigenvalue == -weight:
+                return 0.0
+            eigenvalue = 4.0 * eigenvalue if 4.0 * eigenvalue > -weight else -weight
+            continue
+        solved = True
+        if weight * g <= 1.0:
+            # ψ(λ) ≥ α: λ is at the root (up to rounding), or no eigenvalue is below λ.
+            if not right_of_root:
+                return 0.0
+            break
+        right_of_root = True
+        step = g * (1.0 - weight * g) / g_slope
+        if eigenvalue + step < -weight:
+            step = -weight - eigenvalue
+        if fabs(step) <= 1e-7 * fabs(eigenvalue):
+            eigenvalue = eigenvalue + step
+            break
+        eigenvalue = eigenvalue + step
+    if not solved or g_slope == 0.0:
+        return 0.0  # no solve succeeded: nothing reliable to project out
+    if weight * g != 1.0:
+        # Inverse iteration with the solve at hand: (Â − λI)⁻¹u by Sherman–Morrison,
+        # = (A − λI)⁻¹u + α g' / (1 − α g) · u.
+        if p.dense:
+            _dense_solve(p, p.vector, u)
+        else:
+            _solve(p, p.vector, u)
+        shift_gain = weight * g_slope / (1.0 - weight * g)
+        for i in range(m):
+            p.vector[i] = u[i] + shift_gain * p.vector[i]
+    norm = 0.0
+    for i in range(m):
+        norm = norm + p.vector[i] * p.vector[i]
+    norm = sqrt(norm)
+    for i in range(m):
+        p.vector[i] = p.vector[i] / norm
+    dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
+    return eigenvalue * scale
