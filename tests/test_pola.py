@@ -71,6 +71,32 @@ def test_compiled_pass_equals_numpy_reference(gamma):
     assert np.count_nonzero(losses) > 50
 
 
+@pytest.mark.parametrize("start", [0.0, 0.3])
+def test_solves_between_refreshes_match_the_numpy_reference(start):
+    """Many rounds on one eigendecomposition plus rank-one terms (Woodbury) vs full eigh.
+
+    Random labels on d = 30 make most similar pairs project (A singular along each
+    removed direction until a dissimilar pair refills it): the hard case for the solves.
+    """
+    rng = np.random.RandomState(3)
+    Z = rng.randn(400, 30) / 4
+    labels = np.where(rng.rand(400) < 0.5, 1.0, -1.0)
+    A0 = start * np.eye(30)
+    X = np.ascontiguousarray(np.vstack([np.zeros(30), Z]))
+    pairs = np.column_stack([np.arange(1, 401), np.zeros(400, dtype=np.intp)])
+    A, losses, counters = np.asfortranarray(A0), np.empty(400), np.zeros(4, dtype=np.intp)
+    b = pola_pass(X, pairs, labels, A, 1.0, 0.5, losses, counters=counters)
+    A = np.tril(A) + np.tril(A, -1).T
+    A_ref, b_ref, losses_ref = reference_pola(Z, labels, A0, 1.0, 0.5)
+    assert_allclose(A, A_ref, rtol=0, atol=1e-10 * np.abs(A_ref).max())
+    assert b == pytest.approx(b_ref, rel=1e-12)
+    assert_allclose(losses, losses_ref, rtol=1e-9, atol=1e-12)
+    projections, refreshes, evaluations, dense = counters
+    assert projections > 100
+    assert evaluations > 5 * refreshes  # most solves ran between refreshes
+    assert dense < evaluations / 10
+
+
 # In the "scaled" case (v·v)² overflows to inf in the NumPy reference: α = 0, its exact limit.
 @pytest.mark.filterwarnings("ignore:overflow encountered in scalar power:RuntimeWarning")
 @pytest.mark.parametrize(

@@ -138,7 +138,7 @@ class POLA(PairClassifierMixin, _BaseOnline):
     ``A − α vvᵀ`` can have. It is the root of ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``,
     found by Newton's method from the right, and its eigenvector is ``(A − λI)⁻¹v``.
     The solves with ``A − λI`` cost O(d^{7/3}) per round amortised, not O(d³): A is
-    held as an eigendecomposition refreshed every ~2 d^{2/3} rank-one terms plus the
+    held as an eigendecomposition refreshed every ~d^{2/3} rank-one terms plus the
     terms since (Woodbury), with a Cholesky factorisation of ``A − λI`` only where
     that is too ill-conditioned.
 
@@ -299,14 +299,24 @@ class POLA(PairClassifierMixin, _BaseOnline):
             self._matrix[np.diag_indices_from(self._matrix)] += c
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
+        rows, local = np.unique(constraints.pairs, return_inverse=True)
+        local = local.reshape(-1, 2)
+        # Ax once per row the pairs touch when those are fewer than the pairs (neighbour
+        # pairs: two per row), else once per pair difference.
+        moved = X[rows] @ A if len(rows) < len(labels) else None
         # The training losses under the final (A, b), a block of pairs at a time.
         for start in range(0, len(labels), _BLOCK * 16):
-            pairs = constraints.pairs[start:start + _BLOCK * 16]
+            block = slice(start, start + _BLOCK * 16)
+            pairs = constraints.pairs[block]
             differences = X[pairs[:, 0]] - X[pairs[:, 1]]
             informative = np.any(differences != 0, axis=1)
             differences = differences[informative]
-            squared = np.einsum("ij,ij->i", differences @ A, differences)
-            block_labels = labels[start:start + _BLOCK * 16][informative]
+            if moved is None:
+                products = differences @ A
+            else:
+                products = (moved[local[block, 0]] - moved[local[block, 1]])[informative]
+            squared = np.einsum("ij,ij->i", products, differences)
+            block_labels = labels[block][informative]
             block_largest, block_total = _hinge_losses(squared, block_labels,
                                                        self._threshold)
             largest, self._pass_loss = max(largest, block_largest), self._pass_loss + block_total

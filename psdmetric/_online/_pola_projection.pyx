@@ -10,7 +10,7 @@ refreshed every ``capacity`` rank-one terms, with the terms of the rounds since 
 already held, such as a projection's eigenvector, changes only G). By Woodbury,
 ``(D + U G Uᵀ)⁻¹ = D⁻¹ − D⁻¹U (I + G UᵀD⁻¹U)⁻¹ G UᵀD⁻¹`` with ``D = diag(q) − λI ≻ 0``:
 an O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A refresh (one
-``dsyevd``, O(m³)) is shared by ``capacity ≈ 2 m^{2/3}`` terms: O(m^{7/3}) per round
+``dsyevd``, O(m³)) is shared by ``capacity ≈ m^{2/3}`` terms: O(m^{7/3}) per round
 amortised. Where the terms nearly cancel (a direction a projection left at zero, probed
 just below λ = 0), Woodbury is too ill-conditioned and one evaluation falls back to the
 Cholesky factorisation of the dense A.
@@ -37,7 +37,7 @@ cdef double _IN_SPAN = 1e-14
 
 def projection_capacity(Py_ssize_t stride):
     """Columns of U between refreshes: the O(m k²) solves against one O(m³) refresh."""
-    return max(4, min(stride, int(2.0 * stride ** (2.0 / 3.0))))
+    return max(4, min(stride, int(stride ** (2.0 / 3.0))))
 
 
 cdef class ProjectionWorkspace:
@@ -321,8 +321,9 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     Rayleigh quotient ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh
     exists). Otherwise one Newton step from the left end ``−α‖v‖²`` of the interval that
     holds λ lands right of the root, and below zero when a root exists: if it lands below
-    ``−_NEGLIGIBLE · σ`` Newton continues from there, else it starts just below zero,
-    where ``A − λI`` is nearly singular whenever A is. Once a Newton step is below
+    ``−_NEGLIGIBLE · σ`` Newton continues from there; else probes at ``−α‖v‖² 10^{-3j}``
+    look for a start right of the root, and the last start is just below zero, where
+    ``A − λI`` is nearly singular whenever A is. Once a Newton step is below
     1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector gets
     one step of inverse iteration with the shift λ, which leaves both accurate to about
     1e-14 relative. The problem is solved for ``Â / σ`` with unit v,
@@ -334,7 +335,7 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     cdef Py_ssize_t i, iteration
     cdef int n = <int> m, ld = <int> p.stride, one = 1
     cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
-    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain, unit = 1.0, zero = 0.0
+    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain, unit = 1.0, zero = 0.0, probe
     cdef bint right_of_root, solved = False
     if not p.valid or p.m != m or p.k + 2 > p.capacity:
         _refresh(p, A, m, lda)
@@ -359,6 +360,16 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         if -weight + step < eigenvalue:
             eigenvalue = -weight + step if step > 0.0 else -weight
             right_of_root = True
+        probe = -weight * 1e-3
+        while not right_of_root and probe < eigenvalue:
+            # A root, if any, is near zero, where A − λI is nearly singular when A is:
+            # probes on the way there look for a better-conditioned start right of it.
+            if _evaluate(p, A, lda, probe, inverse_scale, &g, &g_slope) != 0:
+                break
+            if weight * g > 1.0:
+                eigenvalue = probe
+                right_of_root = True
+            probe = probe * 1e-3
     for iteration in range(_MAX_NEWTON):
         if _evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope) != 0:
             # Rounding left A slightly indefinite: A − λI is not positive definite yet.
