@@ -22,20 +22,26 @@ GAMMAS = (0.1, 1.0, 10.0)
 SCHEMES = (None, 3)
 
 
-def brute_force_scores(learner, X, y, folds, gammas=GAMMAS):
-    """Per γ of ``gammas`` and fold: the mean share of each test sample's 5 nearest
-    training samples (in the space ``learner`` learns on the training fold) that hold its
-    label. The γ of a fold are fitted as one warm-started path."""
-    scores = np.empty((len(gammas), folds.get_n_splits()))
-    for fold, (train, test) in enumerate(folds.split(X, y)):
-        model = clone(learner).set_params(warm_start=True)
-        for index, gamma in enumerate(gammas):
+def brute_force_samples(learner, X, y, folds, gammas=GAMMAS):
+    """Per fold, a (γ of ``gammas`` × test sample) array: the share of each test sample's
+    5 nearest training samples (in the space ``learner`` learns on the training fold)
+    that hold its label. The γ of a fold are fitted as one warm-started path."""
+    samples = []
+    for train, test in folds.split(X, y):
+        model, rows = clone(learner).set_params(warm_start=True), []
+        for gamma in gammas:
             model.set_params(gamma=gamma).fit(X[train], y[train])
             knn = KNeighborsClassifier(5).fit(model.transform(X[train]), y[train])
             neighbours = knn.kneighbors(model.transform(X[test]), return_distance=False)
-            scores[index, fold] = np.mean(np.mean(y[train][neighbours] == y[test][:, None],
-                                                  axis=1))
-    return scores
+            rows.append(np.mean(y[train][neighbours] == y[test][:, None], axis=1))
+        samples.append(np.array(rows))
+    return samples
+
+
+def brute_force_scores(learner, X, y, folds, gammas=GAMMAS):
+    """Per γ and fold, the mean of ``brute_force_samples``."""
+    return np.column_stack([split.mean(axis=1)
+                            for split in brute_force_samples(learner, X, y, folds, gammas)])
 
 
 @pytest.fixture(scope="module")
@@ -52,19 +58,22 @@ def fitted(request, wine):
     return search, learner_class
 
 
-def stepwise_oracle(scores, default, n_gammas, margin=1.5):
-    """The rule on a (candidates × splits) score table, written out as loops: γ of the
-    default's scheme against the default, then the other schemes against that choice."""
+def stepwise_oracle(samples, default, n_gammas, margin=1.5):
+    """The rule on per-split (candidates × test sample) scores, written out as loops: γ of
+    the default's scheme against the default, then the other schemes against that
+    choice, each by the per-sample differences pooled over the splits."""
+    pooled = np.hstack(samples)
+    means = np.mean([split.mean(axis=1) for split in samples], axis=0)
     chosen = default
     for same in (True, False):
         reference, best_mean = chosen, -np.inf
-        for index, row in enumerate(scores):
+        for index, row in enumerate(pooled):
             if (index // n_gammas == default // n_gammas) != same:
                 continue
-            differences = row - scores[reference]
+            differences = row - pooled[reference]
             error = np.std(differences, ddof=1) / np.sqrt(len(row))
-            if differences.mean() > margin * error and row.mean() > best_mean:
-                chosen, best_mean = index, row.mean()
+            if differences.mean() > margin * error and means[index] > best_mean:
+                chosen, best_mean = index, means[index]
     return chosen
 
 
@@ -72,14 +81,14 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     search, learner_class = fitted
     X, y = wine
     folds = StratifiedKFold(5)
-    brute = np.vstack([
-        brute_force_scores(learner_class(n_neighbors=k, random_state=0), X, y, folds)
-        for k in SCHEMES
-    ])
+    per_scheme = [brute_force_samples(learner_class(n_neighbors=k, random_state=0), X, y,
+                                      folds) for k in SCHEMES]
+    samples = [np.vstack(split) for split in zip(*per_scheme)]
+    brute = np.column_stack([split.mean(axis=1) for split in samples])
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
     np.testing.assert_array_equal(splits, brute)
     # The default (γ = 0.1, 3 neighbours) is the fourth candidate.
-    best = stepwise_oracle(brute, default=3, n_gammas=len(GAMMAS))
+    best = stepwise_oracle(samples, default=3, n_gammas=len(GAMMAS))
     k, gamma = SCHEMES[best // len(GAMMAS)], GAMMAS[best % len(GAMMAS)]
     assert search.best_params_ == {"gamma": gamma, "n_neighbors": k}
     assert search.best_index_ == best and search.cv_results_["chosen"][best]
@@ -88,13 +97,15 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     # The default's scheme is compared with the default, the other with that step's choice.
     reference = search.cv_results_["gain_reference_index"]
     np.testing.assert_array_equal(reference[3:], 3)
-    first = stepwise_oracle(brute[3:], default=0, n_gammas=len(GAMMAS)) + 3
+    first = stepwise_oracle([split[3:] for split in samples], default=0,
+                            n_gammas=len(GAMMAS)) + 3
     np.testing.assert_array_equal(reference[:3], first)
-    gain = brute - brute[reference.astype(int)]
+    pooled = np.hstack(samples)
+    gain = pooled - pooled[reference.astype(int)]
     np.testing.assert_allclose(search.cv_results_["mean_score_gain"], gain.mean(axis=1),
                                atol=1e-15)
     np.testing.assert_allclose(search.cv_results_["std_error_score_gain"],
-                               gain.std(axis=1, ddof=1) / np.sqrt(5), atol=1e-15)
+                               gain.std(axis=1, ddof=1) / np.sqrt(len(X)), atol=1e-15)
 
 
 def test_refit_equals_the_plain_learner_with_the_best_params(fitted, wine):
