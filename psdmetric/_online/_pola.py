@@ -91,9 +91,14 @@ class POLA(PairClassifierMixin, _BaseOnline):
     max_iter : int, default=200
         Maximum number of passes ``fit`` makes over the pairs.
 
-    tol : float, default=1e-3
+    tol : float, default=5e-3
         ``fit`` also stops when a pass lowers the total training hinge loss (under the
         ``(A, b)`` at the end of the pass) by at most ``tol`` times the first pass's.
+        5e-3 was chosen by leave-one-data-set-out over the 12 suite sets with
+        d ≤ 100 and the 6 check sets among 1e-3–5e-2 (with ``max_iter`` 20–200): the
+        held-out choice on 17 of 18 (the 18th an equivalent one), as often at most
+        Euclidean's error as 1e-3 (14 of 18), 2,069 misclassified points against
+        2,080, half the passes (16 against 34 on average).
 
     verbose : int, default=0
         Print one table row per pass (its summary: the largest training hinge loss).
@@ -195,7 +200,7 @@ class POLA(PairClassifierMixin, _BaseOnline):
         n_constraints=None,
         n_neighbors=1,
         max_iter=200,
-        tol=1e-3,
+        tol=5e-3,
         verbose=0,
         random_state=None,
     ):
