@@ -18,6 +18,20 @@ trace one. Everything else follows the paper:
   (``d(i, j)² = W_ii + W_jj − 2 W_ij``): 26 training and 26 test objects drawn at
   random, the test error averaged over 10 draws, against the iterations.
 
+The ``defaults`` case times ``MEG()`` as a user fits it (issue 37's targets 4 and 5):
+CPU seconds per ``fit`` (``time.process_time``) and the 5-NN test error against
+Euclidean's, under the suite's protocol (stratified 5-fold, seed 0, ``StandardScaler``
+fitted on the training fold), on synthetic 2,000 × 100 data with 30 classes (the
+``synthetic30`` set of ``bench_many_classes.py``) and on MNIST-5000 at its 784 pixels
+(2,000 rows); on one MNIST fold also ``MEG(n_components=None)``, every pixel.
+
+The ``pairs_cap`` case chooses how many random pairs per training sample ``MEG()`` may
+draw at most (``40 n_classes²`` is the ITML count) by leave-one-data-set-out among
+3, 4, 5, 6 and 10, on the 18 suite and check sets with at most 100 features, under the
+same protocol, with ``random_state`` 0, 1 and 2: a cap's score on a set is the mean
+over folds and seeds of ``log((error + ε) / (Euclidean + ε))`` (as ``bench_defaults``);
+on sets where no cap binds every cap fits the same pairs and scores the same.
+
 Five streams of 200,000 examples (the paper: about 2 × 10⁵ iterations for the error to
 reach the target kernel's). The paper's numbers are only in its Figure 2: the bound is
 "about twice the actual total loss" and the error reaches the target kernel's level
@@ -25,16 +39,24 @@ after about 2 × 10⁵ iterations.
 
     python bench/bench_meg.py            # writes docs/benchmarks/meg.{json,md,png}
     python bench/bench_meg.py --quick    # 20,000 examples, two streams; scratch dir
+    python bench/bench_meg.py --only defaults   # rerun the default fits into the JSON
 """
 
 import sys
 import time
+import warnings
 
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.metrics.pairwise import euclidean_distances, rbf_kernel
+from sklearn.model_selection import StratifiedKFold
+from sklearn.preprocessing import StandardScaler
 
-from _harness import Case, main
+from _datasets import CHECK_SETS, SUITE
+from _folds import N_SPLITS, scaled_fold
+from _harness import Case, knn_error, main
+from _reporting import log_error_ratio
+from bench_many_classes import load as load_many_classes
 from _render.meg import N_DIVISIONS, PAPER_BOUND_OVER_LOSS, PAPER_ITERATIONS_TO_TARGET
 from psdmetric import MEG, DistanceTargets
 
@@ -142,12 +164,111 @@ def experiment(settings):
             "uniform_nn_error": uniform_error, "runs": runs}
 
 
+def synthetic_fold(fold):
+    """``synthetic30`` under the suite's protocol: ``Xtr, Xte, ytr, yte``."""
+    X, y = load_many_classes("synthetic30")
+    train, test = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[fold]
+    scaler = StandardScaler().fit(X[train])
+    return scaler.transform(X[train]), scaler.transform(X[test]), y[train], y[test]
+
+
+def timed_fit(model, Xtr, Xte, ytr, yte):
+    """CPU seconds of ``fit``, passes, whether it warned, 5-NN test error."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cpu = time.process_time()
+        model.fit(Xtr, ytr)
+        cpu = time.process_time() - cpu
+    error = knn_error(model.transform(Xtr), ytr, model.transform(Xte), yte)
+    print(f"{type(model).__name__}({model.n_components!r}) {Xtr.shape}: {cpu:.2f} s CPU, "
+          f"{model.n_iter_} passes, error {error:.4f}", flush=True)
+    return {"cpu": cpu, "n_iter": model.n_iter_, "warned": bool(caught), "error": error}
+
+
+def default_fits(n_folds, all_features_folds):
+    """Per set and fold: Euclidean's error, MEG()'s fit; MEG on every feature on some folds."""
+    loaders = {"synthetic30": synthetic_fold, "mnist5000": lambda f: scaled_fold("mnist5000", f)}
+    sets = {}
+    for name, loader in loaders.items():
+        folds = []
+        for fold in range(n_folds):
+            Xtr, Xte, ytr, yte = loader(fold)
+            row = {"fold": fold, "shape": list(Xtr.shape), "n_test": len(yte),
+                   "euclidean": knn_error(Xtr, ytr, Xte, yte),
+                   "default": timed_fit(MEG(random_state=0), Xtr, Xte, ytr, yte)}
+            if name == "mnist5000" and fold < all_features_folds:
+                row["all_features"] = timed_fit(MEG(n_components=None, random_state=0),
+                                                Xtr, Xte, ytr, yte)
+            folds.append(row)
+        sets[name] = folds
+    return sets
+
+
+CAPS = (10, 6, 5, 4, 3)
+
+
+def cap_errors(name, seeds):
+    """Per cap (pairs per sample), the 5-NN errors over folds × seeds; Euclidean's."""
+    errors, euclidean, n_test = {cap: [] for cap in CAPS}, [], []
+    for fold in range(N_SPLITS):
+        Xtr, Xte, ytr, yte = scaled_fold(name, fold)
+        euclidean.append(knn_error(Xtr, ytr, Xte, yte))
+        n_test.append(len(yte))
+        wanted = 40 * len(np.unique(ytr)) ** 2
+        fitted = {}
+        for cap in CAPS:
+            n_pairs = min(wanted, cap * len(ytr))
+            if n_pairs not in fitted:  # caps that do not bind fit the same pairs
+                fitted[n_pairs] = []
+                for seed in seeds:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        model = MEG(n_constraints=n_pairs, random_state=seed).fit(Xtr, ytr)
+                    fitted[n_pairs].append(
+                        knn_error(model.transform(Xtr), ytr, model.transform(Xte), yte))
+            errors[cap].append(fitted[n_pairs])
+    return errors, euclidean, n_test
+
+
+def pairs_cap(seeds):
+    """Leave-one-data-set-out choice of the cap on MEG's random pairs per sample."""
+    names = [name for name in SUITE + CHECK_SETS
+             if name not in ("mnist5000", "tissue_gene_expression")]
+    sets, scores = {}, {}
+    for name in names:
+        errors, euclidean, n_test = cap_errors(name, seeds)
+        sets[name] = {"errors": {str(cap): errors[cap] for cap in CAPS},
+                      "euclidean": euclidean, "n_test": n_test}
+        for cap in CAPS:  # mean over seeds of the per-seed score
+            scores[name, cap] = float(np.mean([
+                log_error_ratio([fold[s] for fold in errors[cap]], euclidean)
+                for s in range(len(seeds))]))
+        print(name, {cap: round(scores[name, cap], 3) for cap in CAPS}, flush=True)
+    for name in names:  # ties go to the first cap listed (the former default)
+        others = [m for m in names if m != name]
+        chosen = min(CAPS, key=lambda cap: (sum(scores[m, cap] for m in others),
+                                            CAPS.index(cap)))
+        sets[name]["chosen"] = chosen
+        sets[name]["scores"] = {str(cap): scores[name, cap] for cap in CAPS}
+    total = {str(cap): sum(scores[m, cap] for m in names) for cap in CAPS}
+    return {"seeds": list(seeds), "caps": list(CAPS), "sets": sets, "total": total,
+            "chosen": min(CAPS, key=lambda cap: (total[str(cap)], CAPS.index(cap)))}
+
+
 def total_seconds(results, args=None):
-    results["total_seconds"] = results["case_seconds"]["experiment"]["wall"]
+    """The §5 experiment's wall seconds (kept from the JSON when only other cases ran)."""
+    experiment_seconds = results.get("case_seconds", {}).get("experiment")
+    if experiment_seconds is not None:
+        results["total_seconds"] = experiment_seconds["wall"]
 
 
 if __name__ == "__main__":
     sys.exit(main("meg", [Case("experiment", protocol=experiment, params={"settings": FULL},
-                               quick={"settings": QUICK})],
+                               quick={"settings": QUICK}),
+                          Case("defaults", protocol=default_fits,
+                               params={"n_folds": 5, "all_features_folds": 1},
+                               quick={"n_folds": 1, "all_features_folds": 0}),
+                          Case("pairs_cap", protocol=pairs_cap, params={"seeds": [0, 1, 2]},
+                               quick={"seeds": [0]})],
                   setup=lambda args: {"settings": QUICK if args.quick else FULL},
                   finish=total_seconds))
