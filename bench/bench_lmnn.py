@@ -37,7 +37,7 @@ from _harness import Case, knn_error, main, run_anchor
 from _reporting import log_error_ratio
 
 # LMNN's cached folds go stale when its solver changes what it fits (see _folds).
-_folds.LEARNER_CODE.setdefault("LMNN", "lbfgs-3")
+_folds.LEARNER_CODE.setdefault("LMNN", "lbfgs-4")
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 DEFAULT_SETS = tuple(name for name in SUITE if name not in ("mnist5000", "tissue_gene_expression"))
 GRID = ([{"n_neighbors": k, "init": init, "tol": 1e-2, "mu": 0.5}
@@ -69,6 +69,10 @@ def compare(datasets, budget):
     stored, rows = reference_cells(), []
     for name in datasets:
         cell = kfold_cell(name, psdmetric.LMNN(), budget)
+        # metric-learn's folds run past a page's budget (mnist5000) may be in the cache.
+        cached = kfold_cell(name, "LMNN", budget, fit_anchors=False)
+        if cached["n_folds_done"] > stored[("metric-learn LMNN", name)]["n_folds_done"]:
+            stored[("metric-learn LMNN", name)] = cached
         others = {method: c for (method, dataset), c in stored.items() if dataset == name
                   and c.get("error_mean") is not None and c.get("n_folds_done") == N_SPLITS}
         reference = {m: c for m, c in others.items()

@@ -89,7 +89,9 @@ class LMNN(MahalanobisMixin):
         (a rotation when ``n_components = n_features``, the Euclidean metric);
         ``"identity"``: the first ``n_components`` coordinates; ``"auto"``:
         ``"lda"`` with class labels and at most 100 features (where the defaults were
-        chosen), ``"pca"`` with ``constraints`` or more features.
+        chosen), ``"pca"`` with ``constraints`` or more features. With class labels
+        the start is then scaled by the factor of least loss on a grid of powers of √2
+        (the margin is one unit whatever the data's scale).
 
     max_iter : int, default=100
         Maximum number of rounds, each an impostor search followed by up to 10
