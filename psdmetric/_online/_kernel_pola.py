@@ -351,8 +351,9 @@ class KernelPOLA(POLA):
             self._settled = ((X, constraints, lengths, local, embedded)
                              if self._rank == rank else None)
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
-        M = self._small_matrix()
-        squared = np.einsum("ij,ij->i", difference @ M, difference)
+        # M once per point (at most two per pair), not once per pair difference.
+        moved = embedded @ self._small_matrix()
+        squared = np.einsum("ij,ij->i", moved[local[:, 0]] - moved[local[:, 1]], difference)
         largest, self._pass_loss = _hinge_losses(squared, labels, self._threshold)
         return largest
 

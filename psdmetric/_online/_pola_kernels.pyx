@@ -8,37 +8,29 @@ place, so a pass over one chunk continues exactly where the previous chunk stopp
 import numpy as np
 
 from libc.math cimport INFINITY, sqrt
+from scipy.linalg.cython_blas cimport ddot, dsymv, dsyr
 
 from ._pola_projection cimport (Projection, ProjectionWorkspace, add_eigen_term, add_term,
                                 grow, negative_eigenpair)
 
 
 cdef inline double _lower_quadratic_form(const double* A, Py_ssize_t m, Py_ssize_t lda,
-                                         const double* v) noexcept nogil:
+                                         const double* v, double* work) noexcept nogil:
     """vᵀ A v for symmetric A held in its lower triangle (column-major, leading dim lda)."""
-    cdef Py_ssize_t i, j
-    cdef double total = 0.0, column_sum
-    cdef const double* column
-    for j in range(m):
-        column = A + j * lda
-        column_sum = 0.0
-        for i in range(j + 1, m):
-            column_sum = column_sum + column[i] * v[i]
-        total = total + v[j] * (column[j] * v[j] + 2.0 * column_sum)
-    return total
+    cdef int n = <int> m, ld = <int> lda, one = 1
+    cdef double unit = 1.0, zero = 0.0
+    if m == 0:
+        return 0.0
+    dsymv(b"L", &n, &unit, <double*> A, &ld, <double*> v, &one, &zero, work, &one)
+    return ddot(&n, <double*> v, &one, work, &one)
 
 
 cdef inline void _lower_rank_one(double* A, Py_ssize_t m, Py_ssize_t lda, double coef,
                                  const double* v) noexcept nogil:
     """A ← A + coef v vᵀ on the lower triangle."""
-    cdef Py_ssize_t i, j
-    cdef double scaled
-    cdef double* column
-    for j in range(m):
-        column = A + j * lda
-        scaled = coef * v[j]
-        for i in range(j, m):
-            column[i] = column[i] + scaled * v[i]
+    cdef int n = <int> m, ld = <int> lda, one = 1
+    if m > 0:
+        dsyr(b"L", &n, &coef, <double*> v, &one, A, &ld)
 
 
 cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* v,
@@ -54,7 +46,7 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
     projections onto the PSD cone that removed a negative eigenvalue; u is scratch of
     length m. Returns the hinge loss before the update.
     """
-    cdef double distance = _lower_quadratic_form(A, m, lda, v)
+    cdef double distance = _lower_quadratic_form(A, m, lda, v, u)
     cdef double loss = label * (distance - threshold[0]) + 1.0
     cdef double alpha, eigenvalue, coordinate_norm
     cdef Py_ssize_t i
@@ -262,7 +254,7 @@ def kernel_pola_block(const double[:, ::1] gram, Py_ssize_t n_stored,
             if grows and not initial_scale > 0.0:
                 # From A₁ = 0 a difference joins the basis only if its pair moves A (the
                 # update reads the loss of a pair that does not grow the basis itself).
-                distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0])
+                distance = _lower_quadratic_form(&M[0, 0], rank, lda, &c[0], &u[0])
                 if not labels[t] * (distance - threshold) + 1.0 > 0.0:
                     losses[t] = 0.0
                     continue
