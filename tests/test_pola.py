@@ -11,6 +11,7 @@ from sklearn.preprocessing import PolynomialFeatures
 
 from psdmetric import POLA, KernelPOLA, PairConstraints
 from psdmetric._online._pola_kernels import pola_pass
+from psdmetric._online._pola_projection import DENSE_BELOW
 
 
 def reference_pola(Z, labels, A, b, gamma):
@@ -75,14 +76,17 @@ def test_compiled_pass_equals_numpy_reference(gamma):
 def test_solves_between_refreshes_match_the_numpy_reference(start):
     """Many rounds on one eigendecomposition plus rank-one terms (Woodbury) vs full eigh.
 
-    Random labels on d = 30 make most similar pairs project (A singular along each
-    removed direction until a dissimilar pair refills it): the hard case for the solves.
+    Random labels on d = 80 (above ``DENSE_BELOW``) make most similar pairs project (A
+    singular along each removed direction until a dissimilar pair refills it): the hard
+    case for the solves.
     """
+    d = 80
+    assert d >= DENSE_BELOW
     rng = np.random.RandomState(3)
-    Z = rng.randn(400, 30) / 4
+    Z = rng.randn(400, d) / 6
     labels = np.where(rng.rand(400) < 0.5, 1.0, -1.0)
-    A0 = start * np.eye(30)
-    X = np.ascontiguousarray(np.vstack([np.zeros(30), Z]))
+    A0 = start * np.eye(d)
+    X = np.ascontiguousarray(np.vstack([np.zeros(d), Z]))
     pairs = np.column_stack([np.arange(1, 401), np.zeros(400, dtype=np.intp)])
     A, losses, counters = np.asfortranarray(A0), np.empty(400), np.zeros(4, dtype=np.intp)
     b = pola_pass(X, pairs, labels, A, 1.0, 0.5, losses, counters=counters)

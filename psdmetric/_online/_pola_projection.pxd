@@ -8,6 +8,7 @@ cdef struct Projection:
     Py_ssize_t m          # dimension of the representation
     Py_ssize_t k
     bint valid
+    bint dense_only       # small m: every evaluation by the dense Cholesky factorisation
     double* W
     double* q
     double* U

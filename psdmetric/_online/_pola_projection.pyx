@@ -13,7 +13,8 @@ an O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A
 ``dsyevd``, O(m³)) is shared by ``capacity ≈ m^{2/3}`` terms: O(m^{7/3}) per round
 amortised. Where the terms nearly cancel (a direction a projection left at zero, probed
 just below λ = 0), Woodbury is too ill-conditioned and one evaluation falls back to the
-Cholesky factorisation of the dense A.
+Cholesky factorisation of the dense A; below ``DENSE_BELOW`` dimensions every evaluation
+is that factorisation, which is then the cheaper one.
 """
 import numpy as np
 
@@ -33,6 +34,11 @@ cdef int _MAX_REFINEMENTS = 8
 cdef double _ACCEPTED_ERROR = 1e-12
 # A term's direction within this relative distance of U's span adds no column to U.
 cdef double _IN_SPAN = 1e-14
+
+
+# Below this dimension a Cholesky factorisation of A − λI costs less than the solves on an
+# eigendecomposition and its refreshes: every evaluation is dense (no eigendecomposition).
+DENSE_BELOW = 64
 
 
 def projection_capacity(Py_ssize_t stride):
@@ -60,7 +66,7 @@ cdef class ProjectionWorkspace:
         for index in range(19):
             view = doubles[index]
             d[index] = &view[0]
-        self.p = Projection(n, k, 0, 0, False, d[0], d[1], d[2], d[3], d[4], d[5], d[6],
+        self.p = Projection(n, k, 0, 0, False, n < DENSE_BELOW, d[0], d[1], d[2], d[3], d[4], d[5], d[6],
                             d[7], d[8], &pivots[0], d[9], d[10], d[11], d[12], d[13], 0.0,
                             0.0, d[14], d[15], d[16], d[17], False, d[18], <int> lwork,
                             &iwork[0],
@@ -270,9 +276,15 @@ cdef int _dense_factor(Projection* p, const double* A, Py_ssize_t lda, double sh
 
 
 cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil:
-    """x = (A / σ − shift I)⁻¹ b in eigen coordinates, by the last ``_dense_factor``."""
+    """x = (A / σ − shift I)⁻¹ b in eigen coordinates (A's own when ``dense_only``)."""
     cdef int n = <int> p.m, ld = <int> p.stride, one = 1, info = 0
     cdef double unit = 1.0, zero = 0.0
+    cdef Py_ssize_t i
+    if p.dense_only:
+        for i in range(p.m):
+            x[i] = b[i]
+        dpotrs(b"L", &n, &one, p.factor, &ld, x, &ld, &info)
+        return
     dgemv(b"N", &n, &n, &unit, p.W, &ld, <double*> b, &one, &zero, p.work, &one)
     dpotrs(b"L", &n, &one, p.factor, &ld, p.work, &ld, &info)
     dgemv(b"T", &n, &n, &unit, p.W, &ld, p.work, &one, &zero, x, &one)
@@ -287,15 +299,16 @@ cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
     ``p.dense`` set). Returns nonzero when ``A/σ − shift I`` is not positive definite.
     """
     cdef Py_ssize_t i, m = p.m
-    cdef bint converged
-    if not p.valid or _factor(p, shift, inverse_scale) != 0:
-        return 1
-    p.dense = False
+    cdef bint converged = False
     p.evaluations = p.evaluations + 1
-    converged = _solve(p, p.direction, p.vector)
-    g[0] = 0.0
-    for i in range(m):
-        g[0] = g[0] + p.direction[i] * p.vector[i]
+    if not p.dense_only:
+        if not p.valid or _factor(p, shift, inverse_scale) != 0:
+            return 1
+        p.dense = False
+        converged = _solve(p, p.direction, p.vector)
+        g[0] = 0.0
+        for i in range(m):
+            g[0] = g[0] + p.direction[i] * p.vector[i]
     if not (converged and g[0] > 0.0):
         if _dense_factor(p, A, lda, shift, inverse_scale) != 0:
             return 1
@@ -337,7 +350,9 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
     cdef double g = 0.0, g_slope = 0.0, norm, shift_gain, unit = 1.0, zero = 0.0, probe
     cdef bint right_of_root, solved = False
-    if not p.valid or p.m != m or p.k + 2 > p.capacity:
+    if p.dense_only:
+        p.m = m
+    elif not p.valid or p.m != m or p.k + 2 > p.capacity:
         _refresh(p, A, m, lda)
     for i in range(m):
         length = length + v[i] * v[i]
@@ -347,14 +362,18 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     inverse_scale = 1.0 / scale
     for i in range(m):
         p.work[i] = v[i] / length
-    _to_eigen(p, p.work, p.direction)
+        p.direction[i] = p.work[i]
+    if not p.dense_only:
+        _to_eigen(p, p.work, p.direction)
     # Â / σ = A / σ − weight · direction directionᵀ, its least eigenvalue in [−weight, 0).
     weight = alpha * length * length / scale
     eigenvalue = -_NEGLIGIBLE
     right_of_root = rayleigh / scale < eigenvalue
     if right_of_root:
         eigenvalue = rayleigh / scale if rayleigh / scale > -weight else -weight
-    elif _evaluate(p, A, lda, -weight, inverse_scale, &g, &g_slope) == 0:
+    elif (not p.dense_only
+          and _evaluate(p, A, lda, -weight, inverse_scale, &g, &g_slope) == 0):
+        # Dense-only evaluations are accurate just below zero: no look-ahead there.
         # Not positive when weight · g ≥ 1: v lies in A's null space and λ = −weight.
         step = g * (1.0 - weight * g) / g_slope
         if -weight + step < eigenvalue:
@@ -409,5 +428,9 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     norm = sqrt(norm)
     for i in range(m):
         p.vector[i] = p.vector[i] / norm
-    dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
+    if p.dense_only:
+        for i in range(m):
+            u[i] = p.vector[i]
+    else:
+        dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
     return eigenvalue * scale
