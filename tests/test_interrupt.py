@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import psdmetric._bregman._definite_boost
 import psdmetric._bregman._logdet
-import psdmetric._boost._psdboost
+import psdmetric._boost._column_generation
 import psdmetric._boost._master_lp
 import psdmetric._bregman._von_neumann
 import psdmetric._convex._lsml
@@ -154,7 +154,7 @@ def test_ctrl_c_during_fit_keeps_the_last_complete_pass_and_warns(Estimator, mon
 
 def test_ctrl_c_while_psdboost_prices_keeps_that_iterations_lp_and_its_bounds(monkeypatch):
     X, fit_args, params = problem(PSDBoost)
-    interrupt(monkeypatch, psdmetric._boost._psdboost._ColumnGeneration, "price", at=3,
+    interrupt(monkeypatch, psdmetric._boost._column_generation.ColumnGeneration, "price", at=3,
               runs_first=False)
     with pytest.warns(ConvergenceWarning, match="interrupted by the user after 3 complete iter"):
         model = PSDBoost(**params).fit(X, **fit_args)

@@ -11,6 +11,7 @@ from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+import psdmetric._boost._column_generation as column_generation
 import psdmetric._boost._psdboost as psdboost_module
 import psdmetric._boost._pricing as base_learner
 import psdmetric._boost._master_lp as master_lp
@@ -186,9 +187,9 @@ def test_tailing_off_stops_once_the_gap_closes_too_slowly(monkeypatch):
     # 3 iterations (10 by default) makes the rule fire on a problem this small.
     X, y = make_classification(400, 30, n_informative=20, n_classes=7, flip_y=0.05,
                                random_state=0)
-    monkeypatch.setattr(psdboost_module, "_STALL_WINDOW", 10**6)
+    monkeypatch.setattr(column_generation, "_STALL_WINDOW", 10**6)
     certified = PSDBoost(random_state=0).fit(X, y)
-    monkeypatch.setattr(psdboost_module, "_STALL_WINDOW", 3)
+    monkeypatch.setattr(column_generation, "_STALL_WINDOW", 3)
     stalled = PSDBoost(random_state=0).fit(X, y)
     n_iter, tol = stalled.n_iter_, stalled.tol
     assert n_iter < certified.n_iter_
@@ -207,9 +208,9 @@ def test_tailing_off_stops_once_the_gap_closes_too_slowly(monkeypatch):
 def test_slow_gap_rule_ends_a_fit_the_pi_rule_lets_run(monkeypatch):
     X, y = make_classification(400, 30, n_informative=20, n_classes=7, flip_y=0.05,
                                random_state=0)
-    monkeypatch.setattr(psdboost_module, "_STALL_WINDOW", 3)
+    monkeypatch.setattr(column_generation, "_STALL_WINDOW", 3)
     both = PSDBoost(random_state=0).fit(X, y)
-    monkeypatch.setattr(psdboost_module, "_NEAR_GAP", 0.0)
+    monkeypatch.setattr(column_generation, "_NEAR_GAP", 0.0)
     pi_rule_only = PSDBoost(random_state=0).fit(X, y)
     assert both.n_iter_ < pi_rule_only.n_iter_
     assert_allclose(both.dual_objective_, pi_rule_only.dual_objective_[:both.n_iter_],
