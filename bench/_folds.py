@@ -42,15 +42,15 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-5",
+    "KernelPOLA": "pola-6",
     "LogDet": "span-1",
-    "LogDetCV": "cv-6-span-1",
-    "MEG": "online-4",
+    "LogDetCV": "cv-7-span-1",
+    "MEG": "online-5",
     "OnlineLogDet": "online-5",
-    "POLA": "pola-4",
-    "PSDBoost": "psdboost-4",
+    "POLA": "pola-5",
+    "PSDBoost": "psdboost-5",
     "VonNeumann": "lanczos-4",
-    "VonNeumannCV": "cv-6-lanczos-4",
+    "VonNeumannCV": "cv-7-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
