@@ -19,6 +19,14 @@
    in every training difference, so the learned matrix is zero on them anyway and the
    metric is unchanged; it only saves time. The Euclidean k-NN uses all 784 pixels.
 
+3. Stopping tolerance (the ``stop_choice`` case). ``POLA(tol=t, random_state=0)`` for
+   ``t`` in 1e-3, 2e-3, 5e-3, 1e-2 and 2e-2 on the suite and check sets with at most 100
+   features, under the suite's protocol (stratified 5-fold, seed 0, ``StandardScaler``
+   on the training fold, 5-NN test error; folds cached by ``_folds.learner_fold``). The
+   score of a tolerance on a set is the mean over folds of
+   ``log((error + 0.005) / (Euclidean + 0.005))`` (``bench_defaults``); each held-out set
+   gets the tolerance with the best mean score over the other sets.
+
 Run ``python bench/bench_pola.py`` (about 20 minutes on two shared cores, most of it
 MNIST); ``--quick`` times fewer updates and uses 9 digit pairs.
 """
@@ -34,13 +42,16 @@ from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from threadpoolctl import threadpool_limits
 
-from _datasets import load_mnist5000
+from _datasets import CHECK_SETS, SUITE, load_mnist5000
+from _folds import N_SPLITS, euclidean_folds, learner_fold, suite_data
 from _harness import Case, main
+from _reporting import log_error_ratio
 from _render.pola import MEDIAN_SQUARED_DISTANCE, MNIST_PASSES, N_TRAINING_PAIRS, NEIGHBOURS
 from psdmetric import POLA, PairConstraints, pairs_from_labels
 from psdmetric._online._pola_kernels import pola_pass
 
 DIMENSIONS = (25, 50, 100, 200)
+TOLERANCES = (1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
 
 
 def synthetic_pairs(d, n_pairs, seed=0):
@@ -177,9 +188,48 @@ def mnist_summary(results, args=None):
     results["mnist_summary"] = summary
 
 
+def tolerance_fits(name):
+    """Per tolerance: the 5-NN errors and passes of its folds on one set."""
+    fits = {}
+    for tol in TOLERANCES:
+        records = [learner_fold(name, fold, POLA(tol=tol, random_state=0))
+                   for fold in range(N_SPLITS)]
+        fits[str(tol)] = {"errors": [r["error"] for r in records],
+                          "passes": [r["n_iter"] for r in records],
+                          "failed": [r["failed"] for r in records if r["error"] is None]}
+    return fits
+
+
+def stop_choice(max_features):
+    """Leave-one-data-set-out choice of ``tol`` on the sets with few features."""
+    names = [name for name in SUITE + CHECK_SETS
+             if suite_data(name)[0].shape[1] <= max_features]
+    sets, scores = {}, {}
+    for name in names:
+        euclidean = [r["error"] for r in euclidean_folds(name)]
+        fits = tolerance_fits(name)
+        sets[name] = {"euclidean": euclidean, "fits": fits,
+                      "n_test": [len(test) for _, test in suite_data(name)[2]]}
+        for tol in TOLERANCES:
+            scores[name, tol] = (log_error_ratio(fits[str(tol)]["errors"], euclidean)
+                                 if not fits[str(tol)]["failed"] else np.inf)
+        print(name, {tol: round(scores[name, tol], 3) for tol in TOLERANCES}, flush=True)
+    for name in names:  # ties go to the first tolerance listed
+        others = [m for m in names if m != name]
+        sets[name]["chosen"] = min(TOLERANCES, key=lambda tol: (
+            np.mean([scores[m, tol] for m in others]), TOLERANCES.index(tol)))
+        sets[name]["scores"] = {str(tol): scores[name, tol] for tol in TOLERANCES}
+    mean = {str(tol): float(np.mean([scores[m, tol] for m in names])) for tol in TOLERANCES}
+    return {"max_features": max_features, "tolerances": list(TOLERANCES), "sets": sets,
+            "mean_score": mean,
+            "chosen": min(TOLERANCES, key=lambda tol: (mean[str(tol)],
+                                                       TOLERANCES.index(tol)))}
+
+
 CASES = [Case("throughput", protocol=throughput, params={"n_pairs": 20_000},
               quick={"n_pairs": 5_000}),
-         Case("mnist", protocol=mnist, params={"step": 1}, quick={"step": 5})]
+         Case("mnist", protocol=mnist, params={"step": 1}, quick={"step": 5}),
+         Case("stop_choice", protocol=stop_choice, params={"max_features": 100})]
 
 
 if __name__ == "__main__":

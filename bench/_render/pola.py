@@ -89,7 +89,55 @@ def page(results):
                      f"{row['euclidean_error_1nn']:.3f} | {row['pola_error_1nn']:.3f} | "
                      f"{row['euclidean_error_3nn']:.3f} | {row['pola_error_3nn']:.3f} |")
     lines += ["", machine_line(results["machine"]), ""]
+    if "stop_choice" in results:
+        lines += stop_choice_section(results["stop_choice"])
     return "\n".join(lines)
+
+
+def misclassified(errors, n_test):
+    return sum(round(e * n) for e, n in zip(errors, n_test))
+
+
+def stop_choice_section(result):
+    """The ``stop_choice`` case: leave-one-data-set-out choice of ``tol``."""
+    tolerances, sets = result["tolerances"], result["sets"]
+    lines = [
+        "## Stopping tolerance: leave-one-data-set-out",
+        "",
+        f"`POLA(tol=t, random_state=0)` on the {len(sets)} suite and check sets with at "
+        f"most {result['max_features']} features, stratified 5-fold (seed 0), "
+        "`StandardScaler` on the training fold, 5-NN test error. Score of a tolerance on "
+        "a set: the mean over folds of `log((error + 0.005) / (Euclidean + 0.005))`; each "
+        "held-out set gets the tolerance with the best mean score over the other sets. "
+        "Passes: `n_iter_`, mean over the folds.",
+        "",
+        "| held-out set | " + " | ".join(f"score, tol {tol:g}" for tol in tolerances)
+        + " | tol chosen on the others | misclassified | Euclidean | at most Euclidean "
+        "| mean passes |",
+        "|---|" + "---|" * (len(tolerances) + 5),
+    ]
+    count = 0
+    for name, record in sets.items():
+        fit = record["fits"][str(record["chosen"])]
+        points = misclassified(fit["errors"], record["n_test"])
+        euclidean = misclassified(record["euclidean"], record["n_test"])
+        count += points <= euclidean
+        lines.append(f"| {name} | " + " | ".join(
+            f"{record['scores'][str(tol)]:+.3f}" for tol in tolerances)
+            + f" | {record['chosen']:g} | {points} | {euclidean} | "
+            f"{'yes' if points <= euclidean else 'no'} | {np.mean(fit['passes']):.1f} |")
+    lines += ["", f"Held-out sets at most Euclidean: {count} of {len(sets)}.", "",
+              "| tol | mean score | sets at most Euclidean | misclassified, all sets "
+              "| mean passes |", "|---|---|---|---|---|"]
+    for tol in tolerances:
+        fits = [(record["fits"][str(tol)], record) for record in sets.values()]
+        points = [misclassified(fit["errors"], r["n_test"]) for fit, r in fits]
+        at_most = sum(p <= misclassified(r["euclidean"], r["n_test"])
+                      for p, (_, r) in zip(points, fits))
+        lines.append(f"| {tol:g} | {result['mean_score'][str(tol)]:+.4f} | {at_most} of "
+                     f"{len(sets)} | {sum(points)} | "
+                     f"{np.mean([np.mean(fit['passes']) for fit, _ in fits]):.1f} |")
+    return lines + ["", f"Chosen on all sets: tol = {result['chosen']:g}.", ""]
 
 
 def figure(results):
