@@ -1,0 +1,128 @@
+"""DefiniteBoost: leave-one-data-set-out choice of ``gamma`` and ``n_neighbors``.
+
+The ``gamma_choice`` case fits ``DefiniteBoost(gamma=g, n_neighbors=k, random_state=0)``
+for ``g`` in 1, 2, 3, 5, 10, 30, 100 and ``k`` in 1, 3, 5 (``g`` = 2 and 5 with 1 and 3
+neighbours) on every suite and check set under the suite's protocol (stratified 5-fold,
+seed 0, ``StandardScaler`` fitted on the training fold, 5-NN test error), folds read from
+or written to the fold cache of ``_folds.learner_fold``. A setting is eligible if every
+fold's fit takes under ``cpu_limit`` CPU seconds on MNIST-5000 (784 features); a fold
+that does not finish within ``wall_limit`` seconds is stopped and the setting left out;
+once a setting is out no further MNIST fold of it is fitted (cached folds are read).
+Each held-out set gets, among the eligible settings, the one with at most Euclidean
+5-NN's misclassified test points (over the 5 folds) on the most other sets, ties broken
+by the mean over the other sets of ``log((error + 0.005) / (Euclidean + 0.005))``
+(``bench_defaults``' score).
+
+    python bench/bench_definite_boost.py     # writes docs/benchmarks/definite_boost.{json,md}
+"""
+
+import sys
+import warnings
+
+import numpy as np
+
+from _datasets import CHECK_SETS, SUITE
+from _folds import N_SPLITS, euclidean_folds, learner_fold, learner_path, suite_data
+from _harness import Case, main
+from _reporting import log_error_ratio, run_with_time_limit
+from psdmetric import DefiniteBoost
+
+SETTINGS = [{"gamma": gamma, "n_neighbors": k}
+            for gamma in (1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0) for k in (1, 3, 5)
+            if not (gamma in (2.0, 5.0) and k == 5)]
+WIDEST = "mnist5000"
+
+
+def label(setting):
+    return f"gamma {setting['gamma']:g}, {setting['n_neighbors']} neighbours"
+
+
+def widest_folds(estimator, cpu_limit, wall_limit):
+    """The MNIST folds, each fitted in a child stopped after ``wall_limit`` seconds.
+
+    Cached folds are read; no fold is fitted after one failed or took ``cpu_limit`` CPU
+    seconds or more (the setting is out then).
+    """
+    records = []
+    for fold in range(N_SPLITS):
+        if learner_path(WIDEST, fold, estimator).exists():
+            record = learner_fold(WIDEST, fold, estimator)
+        elif any(r["error"] is None or r["fit_cpu_seconds"] >= cpu_limit for r in records):
+            break
+        else:
+            status, value = run_with_time_limit(learner_fold, (WIDEST, fold, estimator),
+                                                wall_limit)
+            record = value if status == "ok" else {"error": None, "failed": value}
+        records.append(record)
+    return records
+
+
+def misclassified(errors, n_test):
+    return int(sum(round(e * n) for e, n in zip(errors, n_test)))
+
+
+def fit_grid(names, cpu_limit, wall_limit):
+    """Per setting: its errors on every set it was fitted on and its MNIST CPU seconds."""
+    grid = []
+    for setting in SETTINGS:
+        estimator = DefiniteBoost(**setting, random_state=0)
+        widest = widest_folds(estimator, cpu_limit, wall_limit)
+        cpu = [r["fit_cpu_seconds"] for r in widest if r["error"] is not None]
+        eligible = len(cpu) == N_SPLITS and max(cpu) < cpu_limit
+        errors = {}
+        for name in names:
+            records = (widest if name == WIDEST else
+                       [learner_fold(name, fold, estimator) for fold in range(N_SPLITS)])
+            if len(records) == N_SPLITS and all(r["error"] is not None for r in records):
+                errors[name] = [r["error"] for r in records]
+        grid.append({"setting": setting, "widest_cpu_seconds": cpu, "eligible": eligible,
+                     "failed": next((r["failed"] for r in widest if r["error"] is None),
+                                    None),
+                     "errors": errors})
+        print(label(setting), "eligible" if eligible else "out",
+              [round(c, 1) for c in cpu], flush=True)
+    return grid
+
+
+def gamma_choice(cpu_limit, wall_limit):
+    """Leave-one-data-set-out choice among the settings fast enough at 784 features."""
+    warnings.simplefilter("ignore")
+    names = list(SUITE + CHECK_SETS)
+    euclidean = {name: [r["error"] for r in euclidean_folds(name)] for name in names}
+    n_test = {name: [len(test) for _, test in suite_data(name)[2]] for name in names}
+    grid = fit_grid(names, cpu_limit, wall_limit)
+    for entry in grid:
+        entry["misclassified"] = {name: misclassified(errors, n_test[name])
+                                  for name, errors in entry["errors"].items()}
+        entry["scores"] = {name: log_error_ratio(errors, euclidean[name])
+                           for name, errors in entry["errors"].items()}
+    base = {name: misclassified(euclidean[name], n_test[name]) for name in names}
+    eligible = [i for i, entry in enumerate(grid) if entry["eligible"]]
+    held_out = {}
+    for name in names:
+        others = [m for m in names if m != name]
+
+        def rank(i):
+            entry = grid[i]
+            wins = sum(entry["misclassified"][m] <= base[m] for m in others)
+            return wins, -np.mean([entry["scores"][m] for m in others])
+
+        chosen = max(eligible, key=rank)
+        points = grid[chosen]["misclassified"][name]
+        held_out[name] = {"chosen": grid[chosen]["setting"], "others_at_most": rank(chosen)[0],
+                          "misclassified": points, "euclidean": base[name],
+                          "at_most_euclidean": points <= base[name]}
+        print(name, label(grid[chosen]["setting"]), points, "vs", base[name], flush=True)
+    count = sum(record["at_most_euclidean"] for record in held_out.values())
+    print("held-out sets at most Euclidean:", count, "of", len(names))
+    return {"cpu_limit": cpu_limit, "wall_limit": wall_limit, "sets": names,
+            "euclidean": base, "grid": grid, "held_out": held_out,
+            "at_most_euclidean": count}
+
+
+CASES = [Case("gamma_choice", protocol=gamma_choice,
+              params={"cpu_limit": 10.0, "wall_limit": 60.0})]
+
+
+if __name__ == "__main__":
+    sys.exit(main("definite_boost", CASES))
