@@ -137,7 +137,8 @@ def stop_choice_section(result):
         lines.append(f"| {tol:g} | {result['mean_score'][str(tol)]:+.4f} | {at_most} of "
                      f"{len(sets)} | {sum(points)} | "
                      f"{np.mean([np.mean(fit['passes']) for fit, _ in fits]):.1f} |")
-    return lines + ["", f"Chosen on all sets: tol = {result['chosen']:g}.", ""]
+    return lines + ["", f"Chosen on all sets: tol = {result['chosen']:g}.", "",
+                    machine_line(result["machine"]), ""]
 
 
 def figure(results):
