@@ -20,6 +20,7 @@ from .._core import (
     PairConstraints,
     check_bounds,
     one_blas_thread,
+    principal_axes,
     squared_distance_bounds,
 )
 
@@ -194,17 +195,7 @@ def prior_eigenpairs(X, prior, n_components):
     if isinstance(prior, str) and prior == "identity":
         if n_components is None or n_components == n_features:
             return np.eye(n_features), np.ones(n_features)
-        centered = X - X.mean(axis=0)
-        _, _, Vt = linalg.svd(centered, full_matrices=False)
-        U = np.zeros((n_features, n_components))
-        # With fewer samples than components, complete the basis orthonormally.
-        rank = min(n_components, Vt.shape[0])
-        U[:, :rank] = Vt[:rank].T
-        if rank < n_components:
-            U = linalg.qr(np.column_stack([U[:, :rank], np.eye(n_features)]))[0][
-                :, :n_components
-            ]
-        return U, np.ones(n_components)
+        return principal_axes(X, n_components), np.ones(n_components)
     if isinstance(prior, str) and prior == "covariance":
         covariance = np.atleast_2d(np.cov(X, rowvar=False))
         eigenvalues, eigenvectors = linalg.eigh(covariance)

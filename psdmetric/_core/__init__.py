@@ -21,6 +21,7 @@ from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
+from ._principal import principal_axes
 from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -57,6 +58,7 @@ __all__ = [
     "one_thread",
     "oriented_columns",
     "pair_squared_distances",
+    "principal_axes",
     "paired_rows",
     "pairs_from_labels",
     "project_psd",

@@ -11,10 +11,9 @@ shared with the von Neumann learners.
 from numbers import Integral, Real
 
 import numpy as np
-from scipy import linalg
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import DistanceTargets, oriented_columns
+from .._core import DistanceTargets, oriented_columns, principal_axes
 from ._base import _BaseOnline, target_sides
 from ._meg_kernels import meg_pass
 
@@ -26,15 +25,11 @@ _MAX_PAIRS_PER_SAMPLE = 4
 _AUTO_COMPONENTS = 100
 
 
-def principal_axes(X, n_components):
+def leading_axes(X, n_components):
     """The ``n_components`` leading principal axes of ``X`` as columns, or None for all."""
-    n_features = X.shape[1]
-    if n_components is None or n_components >= n_features:
+    if n_components is None or n_components >= X.shape[1]:
         return None
-    centred = X - X.mean(axis=0)
-    _, vectors = linalg.eigh(centred.T @ centred,
-                             subset_by_index=(n_features - n_components, n_features - 1))
-    return np.ascontiguousarray(vectors[:, ::-1])
+    return principal_axes(X, n_components)
 
 
 class MEG(_BaseOnline):
@@ -210,7 +205,7 @@ class MEG(_BaseOnline):
         n_constraints = self.n_constraints
         if n_constraints is None and self.n_neighbors is None:
             n_constraints = min(40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
-        axes = principal_axes(X, self._n_components(X.shape[1]))
+        axes = leading_axes(X, self._n_components(X.shape[1]))
         learned_on = X if axes is None else X @ axes
         targets = DistanceTargets.from_labels(learned_on, y, n_constraints=n_constraints,
                                               n_neighbors=self.n_neighbors,
@@ -236,7 +231,7 @@ class MEG(_BaseOnline):
         X = np.asarray(X, dtype=np.float64)  # boolean X has no subtraction
         pairs = constraints.pairs
         if self._scale is None:
-            self._axes = principal_axes(X, self._n_components(X.shape[1]))
+            self._axes = leading_axes(X, self._n_components(X.shape[1]))
         if self._axes is not None:
             X = X @ self._axes
         if self._scale is None:

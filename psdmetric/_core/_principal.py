@@ -1,0 +1,19 @@
+"""Leading principal axes of the data: the subspace the high-dimensional defaults learn in."""
+
+import numpy as np
+from scipy import linalg
+
+
+def principal_axes(X, n_components):
+    """The ``n_components`` leading principal axes of ``X``, orthonormal columns (d × k).
+
+    From the d × d scatter of the centred rows (cheaper than an SVD of X when n > d, and
+    a partial eigensolve). Axes of equal variance, such as the zero-variance ones that
+    complete the basis when X has fewer rows than ``n_components``, come in an arbitrary
+    orthonormal order.
+    """
+    n_features = X.shape[1]
+    centred = X - X.mean(axis=0)
+    _, vectors = linalg.eigh(centred.T @ centred, check_finite=False,
+                             subset_by_index=(n_features - n_components, n_features - 1))
+    return np.ascontiguousarray(vectors[:, ::-1])
