@@ -70,8 +70,9 @@ class MEG(_BaseOnline):
     n_components : int, "auto" or None, default="auto"
         Learn on the ``n_components`` leading principal axes of ``X`` (of the first
         ``fit`` pass or ``partial_fit`` chunk): ``W`` is trace one on their span and 0
-        across it, and ``components_`` has ``n_components`` rows. ``None``, or at least
-        ``n_features``, learns on all features. ``"auto"`` takes 100: every update
+        across it, and ``components_`` has ``n_components`` rows (at most ``n_features``;
+        ``n_features`` or ``None`` learns on all features). ``"auto"`` takes 100 (all
+        features when there are fewer): every update
         costs ``O(d³)`` in the dimension ``d`` learned on. See Notes.
 
     max_iter : int, default=20
@@ -215,6 +216,9 @@ class MEG(_BaseOnline):
 
     def _n_components(self, n_features):
         """The number of principal axes to learn on, or None for all features."""
+        if self.n_components not in ("auto", None) and self.n_components > n_features:
+            raise ValueError(f"n_components={self.n_components} cannot exceed the number of "
+                             f"features ({n_features}).")
         wanted = _AUTO_COMPONENTS if self.n_components == "auto" else self.n_components
         return None if wanted is None or wanted >= n_features else wanted
 
