@@ -21,7 +21,7 @@ from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
-from ._principal import principal_axes
+from ._principal import leading_axes, learned_dimension, principal_axes
 from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -53,6 +53,8 @@ __all__ = [
     "distance_targets_from_labels",
     "dual_change",
     "iterate",
+    "leading_axes",
+    "learned_dimension",
     "logdet_divergence",
     "one_blas_thread",
     "one_thread",

@@ -17,3 +17,21 @@ def principal_axes(X, n_components):
     _, vectors = linalg.eigh(centred.T @ centred, check_finite=False,
                              subset_by_index=(n_features - n_components, n_features - 1))
     return np.ascontiguousarray(vectors[:, ::-1])
+
+
+def learned_dimension(n_components, n_features, auto):
+    """How many leading axes an ``n_components`` parameter asks for, or None for all.
+
+    ``"auto"`` asks for ``auto`` axes, ``None`` (or ``n_features``) for every feature;
+    an integer above ``n_features`` is a ValueError naming it.
+    """
+    if n_components not in ("auto", None) and n_components > n_features:
+        raise ValueError(f"n_components={n_components} cannot exceed the number of "
+                         f"features ({n_features}).")
+    wanted = auto if n_components == "auto" else n_components
+    return None if wanted is None or wanted >= n_features else wanted
+
+
+def leading_axes(X, dimension):
+    """``principal_axes(X, dimension)``, or None when ``dimension`` is None (all features)."""
+    return None if dimension is None else principal_axes(X, dimension)

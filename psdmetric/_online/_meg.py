@@ -13,7 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import DistanceTargets, oriented_columns, principal_axes
+from .._core import DistanceTargets, leading_axes, learned_dimension, oriented_columns
 from ._base import _BaseOnline, target_sides
 from ._meg_kernels import meg_pass
 
@@ -23,13 +23,6 @@ _MAX_PAIRS_PER_SAMPLE = 4
 # n_components="auto": above this many features MEG learns on the leading principal axes,
 # since each update costs O(n_features³) (99 s a fit at MNIST's 784 pixels).
 _AUTO_COMPONENTS = 100
-
-
-def leading_axes(X, n_components):
-    """The ``n_components`` leading principal axes of ``X`` as columns, or None for all."""
-    if n_components is None or n_components >= X.shape[1]:
-        return None
-    return principal_axes(X, n_components)
 
 
 class MEG(_BaseOnline):
@@ -216,11 +209,7 @@ class MEG(_BaseOnline):
 
     def _n_components(self, n_features):
         """The number of principal axes to learn on, or None for all features."""
-        if self.n_components not in ("auto", None) and self.n_components > n_features:
-            raise ValueError(f"n_components={self.n_components} cannot exceed the number of "
-                             f"features ({n_features}).")
-        wanted = _AUTO_COMPONENTS if self.n_components == "auto" else self.n_components
-        return None if wanted is None or wanted >= n_features else wanted
+        return learned_dimension(self.n_components, n_features, _AUTO_COMPONENTS)
 
     def _initialize(self, n_features):
         # log W₁ = −log(d) I: the shifted form stores Q = 0 and W = I.
