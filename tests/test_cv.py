@@ -283,8 +283,8 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
 
 
 @pytest.mark.parametrize("search_class, learner_class", SEARCHES)
-def test_auto_rank_searches_and_refits_in_the_top_principal_directions(search_class,
-                                                                      learner_class):
+def test_auto_rank_searches_and_refits_in_the_top_principal_directions(
+        search_class, learner_class):
     rng = np.random.RandomState(3)
     cap = psdmetric._bregman._von_neumann.AUTO_MAX_COMPONENTS
     X, y = rng.randn(40, cap + 2), np.repeat([0, 1], 20)
