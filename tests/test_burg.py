@@ -432,26 +432,3 @@ def test_bad_parameters_are_rejected(Estimator):
     if Estimator is OnlineLogDet:
         with pytest.raises(ValueError, match="scale"):
             Estimator(scale=-1.0).fit(X, y)
-
-
-def test_principal_axes_path_is_online_logdet_on_the_projected_data():
-    # 30 features, 6 axes: the same fit as on all features of X @ axes (the leading
-    # eigenvectors of the centred scatter, dense LAPACK), and M is 0 across their span.
-    rng = np.random.RandomState(7)
-    X = rng.randn(80, 30) * np.linspace(3, 0.1, 30)
-    y = (X[:, 0] + X[:, 2] > 0).astype(int)
-    model = OnlineLogDet(n_components=6, random_state=0).fit(X, y)
-    centred = X - X.mean(axis=0)
-    vectors = np.linalg.eigh(centred.T @ centred)[1]
-    axes = vectors[:, ::-1][:, :6]
-    assert_allclose(model._axes @ model._axes.T, axes @ axes.T, atol=1e-10)
-    reference = OnlineLogDet(n_components=None, random_state=0).fit(X @ model._axes, y)
-    assert model.components_.shape == (6, 30)
-    assert_allclose(model.components_, reference.components_ @ model._axes.T,
-                    rtol=0, atol=1e-12)
-    M = model.get_mahalanobis_matrix()
-    assert np.linalg.norm(M @ vectors[:, :24]) < 1e-10 * np.linalg.norm(M)
-    # "auto" learns on every feature up to 100 of them.
-    small = OnlineLogDet(random_state=0).fit(X, y)
-    full = OnlineLogDet(n_components=None, random_state=0).fit(X, y)
-    assert_array_equal(small.components_, full.components_)
