@@ -286,7 +286,7 @@ def test_inner_fits_draw_bounds_under_the_prior_like_the_learner(params):
 def test_auto_rank_searches_and_refits_in_the_top_principal_directions(
         search_class, learner_class):
     rng = np.random.RandomState(3)
-    cap = psdmetric._bregman._von_neumann.AUTO_MAX_COMPONENTS
+    cap = psdmetric._core.AUTO_COMPONENTS
     X, y = rng.randn(40, cap + 2), np.repeat([0, 1], 20)
     search = search_class((0.1,), (3,), cv=2, random_state=0).fit(X, y)
     plain = learner_class(n_components=cap, random_state=0).fit(X, y)

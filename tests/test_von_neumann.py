@@ -297,7 +297,7 @@ def test_warm_start_is_not_used_when_it_does_not_fit():
 
 def test_auto_rank_is_the_top_principal_directions_only_above_the_cap():
     rng = np.random.RandomState(7)
-    cap = psdmetric._bregman._von_neumann.AUTO_MAX_COMPONENTS
+    cap = psdmetric._core.AUTO_COMPONENTS
     X, y = rng.randn(40, cap + 3), rng.randint(3, size=40)
     auto = VonNeumann(n_neighbors=1, random_state=0).fit(X, y)
     explicit = VonNeumann(n_components=cap, n_neighbors=1, random_state=0).fit(X, y)

@@ -19,10 +19,24 @@ from .._core import (
     MahalanobisMixin,
     PairConstraints,
     check_bounds,
+    learned_dimension,
     one_blas_thread,
     principal_axes,
     squared_distance_bounds,
 )
+
+
+def resolve_components(n_components, prior, n_features):
+    """``n_components`` as an int or None: ``"auto"`` caps the identity prior's rank.
+
+    ``"auto"`` keeps the prior's rank up to ``AUTO_COMPONENTS`` features, and above it
+    the top ``AUTO_COMPONENTS`` principal directions of the identity prior; a covariance
+    or explicit prior keeps its rank (in kernel mode it is the kernel's).
+    """
+    if not (isinstance(n_components, str) and n_components == "auto"):
+        return n_components
+    identity = isinstance(prior, str) and prior == "identity"
+    return learned_dimension("auto", n_features) if identity else None
 
 
 class _BasePairBregman(MahalanobisMixin):

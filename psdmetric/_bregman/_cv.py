@@ -41,9 +41,9 @@ from .._core import (
 )
 from ._cv_doc import SHARED_DOC
 from ._cv_rule import rank_scores, stepwise_choice
-from ._base import prior_eigenpairs
+from ._base import prior_eigenpairs, resolve_components
 from ._logdet import LogDet
-from ._von_neumann import VonNeumann, resolve_components
+from ._von_neumann import VonNeumann
 
 
 def _check_grid(values, name, kind):

@@ -22,7 +22,8 @@ from scipy import linalg
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import cyclic_projections, oriented_columns, paired_rows, screen_violations
-from ._base import _BasePairBregman, ascending_prior, weighted_outer_sum
+from ._base import (_BasePairBregman, ascending_prior, resolve_components,
+                    weighted_outer_sum)
 from ._von_neumann_kernels import von_neumann_sweep
 from ._von_neumann_krylov import von_neumann_krylov_sweep
 
@@ -37,25 +38,6 @@ KRYLOV_MIN_RANK = 32
 # A log-spectrum w wide needs about √w Lanczos steps (hard constraints can spread it over
 # 10⁴): past this share of r steps per visit, the rest of the fit takes the eigenbasis.
 KRYLOV_MAX_SHARE = 0.5
-# n_components="auto" learns in at most this many principal directions of X (identity
-# prior): at MNIST's 784 pixels the full rank cost 15x the CPU for more 5-NN errors (161
-# against 137 of 2,000 over the suite's folds). Leave-one-data-set-out among 50, 100, 200
-# and the full rank (on the suite sets they change: digits, cells, MNIST, tissue) chose
-# 100 on three of four, and 50 without MNIST (161 errors on it, as at full rank).
-AUTO_MAX_COMPONENTS = 100
-
-
-def resolve_components(n_components, prior, n_features):
-    """``n_components`` as an int or None: ``"auto"`` caps the identity prior's rank.
-
-    ``"auto"`` keeps the prior's rank up to ``AUTO_MAX_COMPONENTS`` features, and above
-    it the top ``AUTO_MAX_COMPONENTS`` principal directions of the identity prior; a
-    covariance or explicit prior keeps its rank (in kernel mode it is the kernel's).
-    """
-    if not (isinstance(n_components, str) and n_components == "auto"):
-        return n_components
-    identity = isinstance(prior, str) and prior == "identity"
-    return AUTO_MAX_COMPONENTS if identity and n_features > AUTO_MAX_COMPONENTS else None
 
 
 def components_from_eigen(eigenvectors, W, Q, trace_one):

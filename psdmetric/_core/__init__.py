@@ -21,7 +21,7 @@ from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
-from ._principal import leading_axes, learned_dimension, principal_axes
+from ._principal import AUTO_COMPONENTS, leading_axes, learned_dimension, principal_axes
 from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -33,6 +33,7 @@ from ._sampling import (
 from ._threads import one_blas_thread, one_thread, threadpool_controller
 
 __all__ = [
+    "AUTO_COMPONENTS",
     "ArrayCheckpoint",
     "AtomicFit",
     "DistanceTargets",
