@@ -218,8 +218,14 @@ def test_starting_maps():
     pca = LMNN(init="pca", n_components=2)._initial_map(X, y)
     assert np.allclose(pca @ pca.T, np.eye(2))
     assert np.allclose(LMNN(init="identity", n_components=2)._initial_map(X, y), np.eye(2, 4))
-    # The default: LDA with labels up to 100 features, PCA with triplets or more features.
+    # The default: LDA with labels of three or more classes up to 100 features, PCA with
+    # two classes, with triplets or with more features.
     assert np.array_equal(LMNN()._initial_map(X, y), lda)
+    two = y[y < 2]
+    assert np.array_equal(LMNN()._initial_map(X[y < 2], two),
+                          LMNN(init="pca")._initial_map(X[y < 2], two))
+    assert not np.allclose(LMNN(init="lda")._initial_map(X[y < 2], two),
+                           LMNN(init="pca")._initial_map(X[y < 2], two))
     assert np.array_equal(LMNN()._initial_map(X, None), LMNN(init="pca")._initial_map(X, None))
     many, classes = np.random.RandomState(1).randn(150, 101), np.arange(150) % 3
     assert np.array_equal(LMNN()._initial_map(many, classes),

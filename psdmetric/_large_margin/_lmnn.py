@@ -49,6 +49,9 @@ _LDA_RIDGE = 1e-3
 # which leave-one-data-set-out chose it; at MNIST's 784 pixels the whitened start made
 # a fit 3.4 times slower than from PCA, and worse (user guide, Defaults).
 _LDA_MAX_FEATURES = 100
+# ... and from this many classes, also chosen so: with two, LDA has one discriminant axis
+# among d - 1 whitened ones that carry no class information (user guide, Defaults).
+_LDA_MIN_CLASSES = 3
 
 
 class LMNN(MahalanobisMixin):
@@ -88,8 +91,9 @@ class LMNN(MahalanobisMixin):
         ``n_components = n_features``; ``"pca"``: the leading principal axes of ``X``
         (a rotation when ``n_components = n_features``, the Euclidean metric);
         ``"identity"``: the first ``n_components`` coordinates; ``"auto"``:
-        ``"lda"`` with class labels and at most 100 features (where the defaults were
-        chosen), ``"pca"`` with ``constraints`` or more features. With class labels
+        ``"lda"`` with class labels of at least three classes and at most 100 features
+        (where the defaults were chosen), ``"pca"`` with two classes, ``constraints``
+        or more features. With class labels
         the start is then scaled by the factor of least loss on a grid of powers of √2
         (the margin is one unit whatever the data's scale).
 
@@ -258,7 +262,8 @@ class LMNN(MahalanobisMixin):
             raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
         init = self.init
         if init == "auto":
-            init = "lda" if codes is not None and n_features <= _LDA_MAX_FEATURES else "pca"
+            init = ("lda" if codes is not None and n_features <= _LDA_MAX_FEATURES
+                    and codes.max() + 1 >= _LDA_MIN_CLASSES else "pca")
         if init == "identity":
             return np.eye(rows, n_features)
         if init == "pca":
