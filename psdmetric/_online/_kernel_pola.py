@@ -328,8 +328,10 @@ class KernelPOLA(POLA):
         if self._initial_scale is None:
             self._start(data, pairs)
         # fit passes the same X and constraints every pass; once a pass over them added
-        # no basis vector, later ones cannot either (same residuals): they run in one
-        # call on the points' coordinates, with no kernel evaluation.
+        # no basis vector, later ones cannot either (same residuals), nor after any pass
+        # from A₁ = c·P, c > 0 (each difference with a residual joined the basis, and
+        # residuals only shrink as it grows; a later one is Gram–Schmidt rounding): they
+        # run in one call on the points' coordinates, with no kernel evaluation.
         if (self._settled is not None and self._settled[0] is X
                 and self._settled[1] is constraints):
             lengths, local, embedded = self._settled[2:]
@@ -348,8 +350,8 @@ class KernelPOLA(POLA):
             rows, local = np.unique(pairs, return_inverse=True)
             local = np.ascontiguousarray(local.reshape(-1, 2), dtype=np.intp)
             embedded = np.ascontiguousarray(self._coordinates(data[rows]))
-            self._settled = ((X, constraints, lengths, local, embedded)
-                             if self._rank == rank else None)
+            settled = self._rank == rank or self._initial_scale > 0
+            self._settled = (X, constraints, lengths, local, embedded) if settled else None
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
         # M once per point (at most two per pair), not once per pair difference.
         moved = embedded @ self._small_matrix()

@@ -291,12 +291,14 @@ cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil
 
 
 cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
-                   double inverse_scale, double* g, double* g_slope) noexcept nogil:
+                   double inverse_scale, double* g, double* g_slope,
+                   bint dense_fallback=True) noexcept nogil:
     """``g = dᵀ(A/σ − shift I)⁻¹d`` and its slope ``‖(A/σ − shift I)⁻¹d‖²`` (d = v / ‖v‖).
 
     Leaves ``(A/σ − shift I)⁻¹d`` in ``p.vector``. When the solve with the terms fails
     (see ``_solve``), it is redone with a Cholesky factorisation of the dense A (O(m³),
-    ``p.dense`` set). Returns nonzero when ``A/σ − shift I`` is not positive definite.
+    ``p.dense`` set), or without ``dense_fallback`` 2 is returned. Returns 1 when
+    ``A/σ − shift I`` is not positive definite.
     """
     cdef Py_ssize_t i, m = p.m
     cdef bint converged = False
@@ -310,6 +312,8 @@ cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
         for i in range(m):
             g[0] = g[0] + p.direction[i] * p.vector[i]
     if not (converged and g[0] > 0.0):
+        if not dense_fallback:
+            return 2
         if _dense_factor(p, A, lda, shift, inverse_scale) != 0:
             return 1
         p.dense = True
@@ -334,8 +338,10 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     Rayleigh quotient ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh
     exists). Otherwise one Newton step from the left end ``−α‖v‖²`` of the interval that
     holds λ lands right of the root, and below zero when a root exists: if it lands below
-    ``−_NEGLIGIBLE · σ`` Newton continues from there; else probes at ``−α‖v‖² 10^{-3j}``
-    look for a start right of the root, and the last start is just below zero, where
+    ``−_NEGLIGIBLE · σ`` Newton continues from there; else one evaluation there, where
+    its solve is accurate without a dense factorisation, says whether a root exists at
+    all (the end for a pair that needs no projection), and if one does, probes at ``−α‖v‖² 10^{-3j}`` look for a better-conditioned start right of
+    the root, and the last start is just below zero, where
     ``A − λI`` is nearly singular whenever A is. Once a Newton step is below
     1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector gets
     one step of inverse iteration with the shift λ, which leaves both accurate to about
@@ -379,6 +385,11 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         if -weight + step < eigenvalue:
             eigenvalue = -weight + step if step > 0.0 else -weight
             right_of_root = True
+        elif (_evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope, False) == 0
+              and weight * g <= 1.0):
+            # ψ(−_NEGLIGIBLE) ≥ α: no eigenvalue below it. Only when the solve there is
+            # accurate without the dense factorisation, which the probes avoid.
+            return 0.0
         probe = -weight * 1e-3
         while not right_of_root and probe < eigenvalue:
             # A root, if any, is near zero, where A − λI is nearly singular when A is:
