@@ -279,7 +279,8 @@ def slack_fit(seed, gamma, n_unmet=0):
     unmet = np.flatnonzero(constraints.labels == -1)[:n_unmet]
     bounds[unmet] = 1.2 * lengths[unmet]
     constraints = PairConstraints(constraints.pairs, constraints.labels, bounds=bounds)
-    model = DefiniteBoost(gamma=gamma, dual_correction=True, tol=1e-11, max_iter=100_000)
+    model = DefiniteBoost(gamma=gamma, dual_correction=True, fit_unmeetable=True, tol=1e-11,
+                          max_iter=100_000)
     model.fit(X, constraints=constraints)
     W = model.get_mahalanobis_matrix()
     # Every other pair can hold for some trace-one W.
@@ -373,7 +374,31 @@ def test_dual_objective_tracked_by_the_steps_is_eq_9(capsys, gamma, prior):
     if np.isfinite(gamma):  # two pairs no trace-one W meets, fixed at their cap
         bounds[unmet] = 1.2 * np.einsum("ij,ij->i", Z[unmet], Z[unmet])
     constraints = PairConstraints(constraints.pairs, constraints.labels, bounds=bounds)
-    model = DefiniteBoost(gamma=gamma, prior=prior, tol=1e-11, max_iter=1000, verbose=1)
+    model = DefiniteBoost(gamma=gamma, prior=prior, fit_unmeetable=True, tol=1e-11,
+                          max_iter=1000, verbose=1)
     model.fit(X, constraints=constraints)
     last_row = capsys.readouterr().out.strip().splitlines()[-1].split()
     assert float(last_row[3]) == pytest.approx(model.dual_objective_, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_unmeetable_pairs_left_out_by_default_is_the_fit_without_them(seed):
+    # fit_unmeetable=False solves the slack problem of the pairs some trace-one W meets.
+    model, constraints, _, _, _ = slack_fit(seed, 20.0, n_unmet=2)
+    X = np.random.RandomState(seed).randn(30, 4)
+    Z = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
+    meetable = constraints.bounds < np.einsum("ij,ij->i", Z, Z)
+    params = dict(gamma=20.0, tol=1e-11, max_iter=100_000)
+    left_out = DefiniteBoost(**params).fit(X, constraints=constraints)
+    kept = PairConstraints(constraints.pairs[meetable], constraints.labels[meetable],
+                           bounds=constraints.bounds[meetable])
+    # The same caps γ/(m ‖z‖²): m counts every pair, so gamma scales as in the full fit.
+    without = DefiniteBoost(**{**params, "gamma": 20.0 * meetable.mean()}).fit(
+        X, constraints=kept)
+    assert_allclose(left_out.get_mahalanobis_matrix(), without.get_mahalanobis_matrix(),
+                    atol=1e-9)
+    assert_allclose(left_out.dual_coef_[meetable], without.dual_coef_, rtol=1e-6, atol=1e-12)
+    assert np.all(left_out.dual_coef_[~meetable] == 0.0)
+    # Fitted at their caps instead, the unmeetable pairs move the metric.
+    assert not np.allclose(model.get_mahalanobis_matrix(), left_out.get_mahalanobis_matrix(),
+                           atol=1e-3)
