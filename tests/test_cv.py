@@ -364,6 +364,7 @@ def test_stepwise_rule_on_a_constructed_table():
     noisy[:, 1] += [0.03, -0.03, 0.03, -0.03]
     best, gain, error, _ = choose([row[:, None] for row in noisy], 0, 3)
     assert error[1] < gain[1] < 1.5 * error[1] and best == 0
+    assert choose([row[:, None] for row in noisy], 0, 3, margin=1.0)[0] == 1
     # A second scheme is compared with the first step's choice, not with the default.
     two = np.hstack([scores, scores[:, [1]] + [[0.001], [0.003], [0.002], [0.002]]])
     best, gain, error, reference = choose([row[:, None] for row in two], 0, 3)
