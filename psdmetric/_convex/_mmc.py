@@ -1,10 +1,11 @@
 """MMC: metric learning for clustering with side information (Xing, Ng, Jordan & Russell, 2002).
 
 Full: maximise ``g(M) = Σ_D d_M(x_i, x_j)`` over PSD ``M`` with ``Σ_S d²_M(x_i, x_j) ≤ 1``
-(§2.1), by gradient ascent on ``g`` with projections onto the intersection of the
-similar-pair half-space and the PSD cone (``_core._projections``), made exact by working
-in coordinates where the half-space is a trace bound. ``g`` is
-concave and the constraints convex, so every local maximum is the global one.
+(§2.1), by spectral projected gradient ascent on ``g`` with projections onto the
+intersection of the similar-pair half-space and the PSD cone (``_core._projections``),
+made exact by working in coordinates where the half-space is a trace bound. ``g`` is
+concave and the constraints convex, so every local maximum is the global one, and the
+Frank–Wolfe duality gap certifies how close an iterate is to it (the stopping test).
 Diagonal: minimise ``Σ_S d²_w − c log Σ_D d_w`` over ``w ≥ 0`` by Newton–Raphson (§2.2).
 """
 
@@ -28,6 +29,8 @@ from ._common import components_from_metric
 
 # Armijo's sufficient-change fraction; step halvings before a round gives up.
 _ARMIJO, _MAX_HALVINGS = 1e-4, 60
+# Bounds of the spectral step length, as in Birgin, Martínez & Raydan (2000).
+_MAX_STEP = 1e10
 # Ridge of a singular similar-pair scatter, relative to its mean eigenvalue.
 _SCATTER_RIDGE = 1e-6
 
@@ -42,7 +45,8 @@ class MMC(MahalanobisMixin):
         subject to Σ_(i,j)∈S ‖x_i − x_j‖²_M ≤ 1,  M ⪰ 0.
 
     The full problem is solved by projected gradient ascent (the paper's §2.1, with
-    an exact projection onto the constraint set and Armijo steps); the
+    an exact projection onto the constraint set, spectral steps and Armijo
+    backtracking) until the duality gap certifies the optimum to ``tol``; the
     diagonal one, ``M = diag(w)``, in its penalised form ``min Σ_S d²_w − c log Σ_D
     d_w`` by Newton–Raphson (§2.2). Both are convex: the result is the optimum.
 
@@ -68,8 +72,11 @@ class MMC(MahalanobisMixin):
         Maximum number of ascent (full) or Newton (diagonal) iterations.
 
     tol : float, default=1e-6
-        Stop when an iteration improves the objective by at most ``tol`` times its
-        value.
+        Full: stop when the duality gap ``λ_max(G) − ⟨G, M⟩`` (``G`` the gradient, in
+        the coordinates where the similar-pair bound is a trace bound), an upper bound
+        on how far the objective is below the optimum, is at most ``tol`` times the
+        objective. Diagonal: stop when an iteration improves the objective by at most
+        ``tol`` times its value.
 
     verbose : int, default=0
         Print a table row per iteration.
@@ -172,7 +179,8 @@ class MMC(MahalanobisMixin):
             unit, columns = "iteration", (("objective", ".8e"), ("step", ".2e"))
         else:
             solver = _ProjectedAscent(similar, dissimilar)
-            unit, columns = "iteration", (("sum dissim.", ".8e"), ("step", ".2e"))
+            unit, columns = "iteration", (("sum dissim.", ".8e"), ("gap", ".2e"),
+                                          ("step", ".2e"))
         with np.errstate(divide="ignore", invalid="ignore"), one_blas_thread():
             n_iter = iterate(lambda: solver.round(self.tol), ArrayCheckpoint(solver.state),
                              max_iter=self.max_iter, verbose=self.verbose, name="MMC",
@@ -196,45 +204,59 @@ class _ProjectedAscent:
 
     In the coordinates ``N = R M Rᵀ`` (``S = RᵀR``, Cholesky) the similar-pair
     half-space is ``tr(N) ≤ 1``, so the projection onto its intersection with the PSD
-    cone is exact: one eigendecomposition (``project_psd`` with ``trace=1``). Steps
-    follow Armijo's rule along the projection arc, each starting at twice the last.
+    cone is exact: one eigendecomposition (``project_psd`` with ``trace=1``). Each round
+    projects a spectral (Barzilai–Borwein) step and backtracks along the segment to the
+    projection by Armijo's rule (Birgin, Martínez & Raydan, 2000). The objective is
+    concave, so ``λ_max(G) − ⟨G, N⟩`` (``G`` its gradient: the Frank–Wolfe duality gap)
+    bounds how far it is below the optimum: the stopping test.
     """
 
     def __init__(self, similar, dissimilar):
         scatter = similar.T @ similar
+        n_features = len(scatter)
         # A singular S (fewer similar directions than features) leaves the problem
         # unbounded along its null space: a ridge of 1e-6 of its mean eigenvalue bounds it.
-        scatter += _SCATTER_RIDGE * np.trace(scatter) / len(scatter) * np.eye(len(scatter))
+        scatter += _SCATTER_RIDGE * np.trace(scatter) / n_features * np.eye(n_features)
         self.factor = linalg.cholesky(scatter, lower=False)
         self.dissimilar = linalg.solve_triangular(self.factor, dissimilar.T, trans="T").T
-        # The state: N, then the last step length in a row of its own.
-        self.state = np.zeros((len(scatter) + 1, len(scatter)))
-        self.N, self.step = self.state[:-1], self.state[-1, :1]
-        self.N[...] = np.eye(len(scatter)) / len(scatter)
-        self.step[0] = 1.0
+        # The state: N, its gradient G, then the spectral step and the value in rows.
+        self.state = np.zeros((2 * n_features + 2, n_features))
+        self.N, self.gradient = self.state[:n_features], self.state[n_features:-2]
+        self.N[...] = np.eye(n_features) / n_features
+        value, self.gradient[...] = self.ascent(self.N)
+        self.state[-2:, 0] = 1.0 / max(np.abs(self.gradient).max(), np.finfo(float).tiny), value
 
-    def ascent(self, N):
-        """``Σ_D d`` and its gradient in ``N``."""
-        total, distances = dissimilar_sum(self.dissimilar, N)
+    def ascent(self, N, distances=None):
+        """``Σ_D d`` and its gradient in ``N`` (``distances``: the pairs' at ``N``)."""
+        if distances is None:
+            distances = dissimilar_sum(self.dissimilar, N)[1]
+        total = distances.sum()
         floor = np.finfo(float).eps * max(distances.max(), np.finfo(float).tiny)
         weights = 0.5 / np.maximum(distances, floor)
         return total, (self.dissimilar.T * weights) @ self.dissimilar
 
     def round(self, tol):
-        N = self.N
-        value, gradient = self.ascent(N)
-        step = 2.0 * self.step[0]
+        N, gradient = self.N, self.gradient
+        step, value = self.state[-2:, 0]
+        direction = project_psd(N + step * gradient, trace=1.0) - N
+        slope, length = np.vdot(gradient, direction), 1.0
         for _ in range(_MAX_HALVINGS):
-            trial = project_psd(N + step * gradient, trace=1.0)
-            trial_value = dissimilar_sum(self.dissimilar, trial)[0]
-            if trial_value >= value + _ARMIJO * np.vdot(gradient, trial - N):
+            trial = N + length * direction
+            trial_value, distances = dissimilar_sum(self.dissimilar, trial)
+            if trial_value >= value + _ARMIJO * length * slope:
                 break
-            step /= 2.0
-        else:
-            return Round((value, 0.0), converged=True)
-        gain = trial_value - value
-        N[...], self.step[0] = trial, step
-        return Round((trial_value, step), converged=gain <= tol * trial_value)
+            length /= 2.0
+        else:  # no ascent along the projected gradient: stationary to precision
+            return Round((value, 0.0, 0.0), converged=True)
+        trial_value, trial_gradient = self.ascent(trial, distances)
+        moved, change = trial - N, trial_gradient - gradient
+        curvature = -np.vdot(moved, change)  # > 0 where g is strictly concave along it
+        step = np.vdot(moved, moved) / curvature if curvature > 0 else _MAX_STEP
+        N[...], gradient[...] = trial, trial_gradient
+        self.state[-2:, 0] = min(max(step, 1.0 / _MAX_STEP), _MAX_STEP), trial_value
+        gap = linalg.eigvalsh(trial_gradient, subset_by_index=(len(N) - 1, len(N) - 1))[0]
+        gap = max(gap - np.vdot(trial_gradient, trial), 0.0)
+        return Round((trial_value, gap, length), converged=gap <= tol * trial_value)
 
     def result(self):
         inverse = linalg.solve_triangular(self.factor, np.eye(len(self.N)))
