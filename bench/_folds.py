@@ -43,6 +43,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-6",
+    "LMNN": "lbfgs-6",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "online-5",

@@ -37,8 +37,6 @@ from _folds import N_SPLITS, euclidean_folds, kfold_cell, learner_fold, scaled_f
 from _harness import Case, knn_error, main, run_anchor
 from _reporting import log_error_ratio
 
-# LMNN's cached folds go stale when its solver changes what it fits (see _folds).
-_folds.LEARNER_CODE.setdefault("LMNN", "lbfgs-6")
 PAGES = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 DEFAULT_SETS = tuple(name for name in SUITE if name not in ("mnist5000", "tissue_gene_expression"))
 # init="auto": "lda" from three classes, "pca" with two (a single discriminant axis).
