@@ -32,7 +32,6 @@ import numpy as np
 
 import psdmetric
 from _datasets import CHECK_SETS, SUITE, load_mnist5000
-import _folds
 from _folds import N_SPLITS, euclidean_folds, kfold_cell, learner_fold, scaled_fold
 from _harness import Case, knn_error, main, run_anchor
 from _reporting import log_error_ratio
