@@ -27,6 +27,13 @@
    ``log((error + 0.005) / (Euclidean + 0.005))`` (``bench_defaults``); each held-out set
    gets the tolerance with the best mean score over the other sets.
 
+4. Principal axes (the ``components_choice`` case). ``POLA(n_components=k,
+   random_state=0)`` for ``k`` in all features, 300, 200 and 100 on the suite and check
+   sets with more than 100 features, under the same protocol and score; each held-out
+   set gets the ``k`` with the best mean score over the others (ties to the first
+   listed: the most axes), and the default is the best on all sets. CPU seconds per fit
+   are the largest over the folds.
+
 Run ``python bench/bench_pola.py`` (about 20 minutes on two shared cores, most of it
 MNIST); ``--quick`` times fewer updates and uses 9 digit pairs.
 """
@@ -52,6 +59,8 @@ from psdmetric._online._pola_kernels import pola_pass
 
 DIMENSIONS = (25, 50, 100, 200)
 TOLERANCES = (1e-3, 2e-3, 5e-3, 1e-2, 2e-2)
+# n_components candidates, ties to the first: all features (None), then fewer axes.
+COMPONENTS = (None, 300, 200, 100)
 
 
 def synthetic_pairs(d, n_pairs, seed=0):
@@ -140,7 +149,8 @@ def digit_pair(X, y, first, second, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         # The paper's start, A₁ = 0 and b₁ = 1 (Shalev-Shwartz et al., 2004, §7).
-        model = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=MNIST_PASSES)
+        model = POLA(gamma=1.0, init="zero", initial_threshold=1.0, max_iter=MNIST_PASSES,
+                     n_components=None)
         model.fit(scale * X_train[:, informative], constraints=constraints)
     seconds = time.perf_counter() - start
     embedded_train = model.transform(scale * X_train[:, informative])
@@ -226,10 +236,43 @@ def stop_choice(max_features):
                                                        TOLERANCES.index(tol)))}
 
 
+def components_choice(min_features):
+    """Leave-one-data-set-out choice of ``n_components`` on the sets with many features."""
+    names = [name for name in SUITE + CHECK_SETS
+             if suite_data(name)[0].shape[1] >= min_features]
+    sets, scores, context = {}, {}, machine()
+    for name in names:
+        euclidean = [r["error"] for r in euclidean_folds(name)]
+        fits = {}
+        for k in COMPONENTS:
+            records = [learner_fold(name, fold, POLA(n_components=k, random_state=0))
+                       for fold in range(N_SPLITS)]
+            fits[str(k)] = {"errors": [r["error"] for r in records],
+                            "cpu_seconds": [r.get("fit_cpu_seconds") for r in records],
+                            "passes": [r.get("n_iter") for r in records]}
+            scores[name, k] = (log_error_ratio(fits[str(k)]["errors"], euclidean)
+                               if None not in fits[str(k)]["errors"] else np.inf)
+        sets[name] = {"euclidean": euclidean, "fits": fits, "n_features":
+                      int(suite_data(name)[0].shape[1]),
+                      "n_test": [len(test) for _, test in suite_data(name)[2]]}
+        print(name, {k: round(scores[name, k], 3) for k in COMPONENTS}, flush=True)
+    for name in names:
+        others = [m for m in names if m != name]
+        sets[name]["chosen"] = min(COMPONENTS, key=lambda k: (
+            np.mean([scores[m, k] for m in others]), COMPONENTS.index(k)))
+        sets[name]["scores"] = {str(k): scores[name, k] for k in COMPONENTS}
+    mean = {str(k): float(np.mean([scores[m, k] for m in names])) for k in COMPONENTS}
+    return {"min_features": min_features, "components": list(COMPONENTS), "sets": sets,
+            "mean_score": mean, "machine": finish_machine(context),
+            "chosen": min(COMPONENTS, key=lambda k: (mean[str(k)], COMPONENTS.index(k)))}
+
+
 CASES = [Case("throughput", protocol=throughput, params={"n_pairs": 20_000},
               quick={"n_pairs": 5_000}),
          Case("mnist", protocol=mnist, params={"step": 1}, quick={"step": 5}),
-         Case("stop_choice", protocol=stop_choice, params={"max_features": 100})]
+         Case("stop_choice", protocol=stop_choice, params={"max_features": 100}),
+         Case("components_choice", protocol=components_choice,
+              params={"min_features": 101})]
 
 
 if __name__ == "__main__":

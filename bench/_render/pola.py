@@ -91,6 +91,8 @@ def page(results):
     lines += ["", machine_line(results["machine"]), ""]
     if "stop_choice" in results:
         lines += stop_choice_section(results["stop_choice"])
+    if "components_choice" in results:
+        lines += components_choice_section(results["components_choice"])
     return "\n".join(lines)
 
 
@@ -139,6 +141,42 @@ def stop_choice_section(result):
                      f"{np.mean([np.mean(fit['passes']) for fit, _ in fits]):.1f} |")
     return lines + ["", f"Chosen on all sets: tol = {result['chosen']:g}.", "",
                     machine_line(result["machine"]), ""]
+
+
+def components_label(k):
+    return "all features" if k is None else f"{k} axes"
+
+
+def components_choice_section(result):
+    """The ``components_choice`` case: leave-one-data-set-out choice of ``n_components``."""
+    candidates, sets = result["components"], result["sets"]
+    lines = [
+        "## Principal axes: leave-one-data-set-out",
+        "",
+        f"`POLA(n_components=k, random_state=0)` on the {len(sets)} suite and check sets "
+        f"with at least {result['min_features']} features, the protocol and score of the "
+        "stopping tolerance above; each held-out set gets the `k` with the best mean "
+        "score over the others (ties to the most axes). Cells: score, 5-NN error (mean "
+        "over the folds), CPU seconds per fit (the largest over the folds).",
+        "",
+        "| held-out set | features | Euclidean | " + " | ".join(
+            components_label(k) for k in candidates) + " | chosen on the others |",
+        "|---|---|---|" + "---|" * (len(candidates) + 1),
+    ]
+    for name, record in sets.items():
+        cells = []
+        for k in candidates:
+            fit = record["fits"][str(k)]
+            cells.append(f"{record['scores'][str(k)]:+.3f}; {np.mean(fit['errors']):.1%}; "
+                         f"{max(fit['cpu_seconds']):.2f} s")
+        lines.append(f"| {name} | {record['n_features']} | "
+                     f"{np.mean(record['euclidean']):.1%} | " + " | ".join(cells)
+                     + f" | {components_label(record['chosen'])} |")
+    lines += ["", "| k | mean score |", "|---|---|"]
+    lines += [f"| {components_label(k)} | {result['mean_score'][str(k)]:+.4f} |"
+              for k in candidates]
+    return lines + ["", f"Chosen on all sets: {components_label(result['chosen'])} "
+                    "(`n_components=\"auto\"`).", "", machine_line(result["machine"]), ""]
 
 
 def figure(results):

@@ -14,7 +14,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core import oriented_columns
+from .._core import leading_axes, oriented_columns
 from ._pola import _BLOCK, POLA, _hinge_losses
 from ._pola_kernels import kernel_pola_block
 
@@ -28,8 +28,11 @@ def _kernel_is_linear(estimator):
     return estimator.kernel == "linear"
 
 
-def _kernel_distance(u, v, support, embedding, kernel, kernel_params):
-    gram = pairwise_kernels(np.vstack([u, v]), support, metric=kernel, filter_params=True,
+def _kernel_distance(u, v, support, embedding, kernel, kernel_params, axes=None):
+    points = np.vstack([u, v])
+    if axes is not None:
+        points = (points @ axes) @ axes.T
+    gram = pairwise_kernels(points, support, metric=kernel, filter_params=True,
                             **kernel_params)
     return float(np.linalg.norm((gram[0] - gram[1]) @ embedding))
 
@@ -85,6 +88,14 @@ class KernelPOLA(POLA):
         :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
         pairs.
 
+    n_components : int, "auto" or None, default="auto"
+        Learn on the ``n_components`` leading principal axes of ``X`` (of the first
+        ``fit`` pass or ``partial_fit`` chunk): the kernel is evaluated on the points'
+        projections onto their span, where pairs from labels are also drawn
+        (``n_features`` or ``None``: on the features). ``"auto"`` takes 300 (all
+        features when there are fewer), as :class:`POLA`, whose ``n_components`` this
+        is for ``kernel="linear"``.
+
     max_iter : int, default=200
         Maximum number of passes ``fit`` makes over the pairs.
 
@@ -106,7 +117,8 @@ class KernelPOLA(POLA):
     Attributes
     ----------
     support_ : ndarray of shape (n_support, n_features)
-        The stored points the basis is built from.
+        The stored points the basis is built from (projected onto the principal axes
+        when learning on them, see ``n_components``).
 
     embedding_ : ndarray of shape (n_support, rank)
         ``transform(X) = K(X, support_) @ embedding_``; Euclidean distances between
@@ -179,6 +191,7 @@ class KernelPOLA(POLA):
         initial_threshold=30.0,
         n_constraints=None,
         n_neighbors=1,
+        n_components="auto",
         max_iter=200,
         tol=5e-3,
         verbose=0,
@@ -186,7 +199,7 @@ class KernelPOLA(POLA):
     ):
         super().__init__(gamma, init=init, beta=beta, initial_threshold=initial_threshold,
                          n_constraints=n_constraints, n_neighbors=n_neighbors,
-                         max_iter=max_iter, tol=tol, verbose=verbose,
+                         n_components=n_components, max_iter=max_iter, tol=tol, verbose=verbose,
                          random_state=random_state)
         self.kernel = kernel
         self.kernel_params = kernel_params
@@ -206,7 +219,8 @@ class KernelPOLA(POLA):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        embedded = self._kernel(X.astype(np.float64, copy=False), self.support_) @ self.embedding_
+        embedded = (self._kernel(self._on_axes(X.astype(np.float64, copy=False)),
+                                 self.support_) @ self.embedding_)
         return embedded.astype(X.dtype, copy=False)
 
     def pair_distance(self, pairs, *, squared=False):
@@ -224,8 +238,9 @@ class KernelPOLA(POLA):
         distances : ndarray of shape (n_pairs,)
         """
         pairs = self._check_pairs(pairs)
-        difference = (self._kernel(pairs[:, 0], self.support_)
-                      - self._kernel(pairs[:, 1], self.support_)) @ self.embedding_
+        difference = (self._kernel(self._on_axes(pairs[:, 0]), self.support_)
+                      - self._kernel(self._on_axes(pairs[:, 1]), self.support_)
+                      ) @ self.embedding_
         squared_distances = np.einsum("ij,ij->i", difference, difference)
         return squared_distances if squared else np.sqrt(squared_distances)
 
@@ -253,7 +268,12 @@ class KernelPOLA(POLA):
         check_is_fitted(self)
         return partial(_kernel_distance, support=self.support_.copy(),
                        embedding=self.embedding_.copy(), kernel=self.kernel,
-                       kernel_params=dict(self.kernel_params or {}))
+                       kernel_params=dict(self.kernel_params or {}),
+                       axes=None if self._axes is None else self._axes.copy())
+
+    def _on_axes(self, X):
+        """X projected onto the span of the principal axes learned on (X without them)."""
+        return X if self._axes is None else (X @ self._axes) @ self._axes.T
 
     def _kernel(self, X, Y):
         if len(X) == 0 or len(Y) == 0:
@@ -298,6 +318,7 @@ class KernelPOLA(POLA):
 
     def _initialize(self, n_features):
         self._check_kernel_params()
+        self._axes = None
         self._threshold = float(self.initial_threshold)
         self._initial_scale = None
         self.support_ = np.empty((0, n_features))
@@ -321,7 +342,10 @@ class KernelPOLA(POLA):
         self._coefficients, self._matrix = coefficients, matrix
 
     def _one_pass(self, X, constraints):
-        data = np.ascontiguousarray(X, dtype=np.float64)
+        data = np.asarray(X, dtype=np.float64)
+        if self._initial_scale is None:
+            self._axes = leading_axes(data, self._n_components(data.shape[1]))
+        data = np.ascontiguousarray(self._on_axes(data))
         labels = constraints.labels.astype(np.float64)
         informative = constraints.pairs[:, 0] != constraints.pairs[:, 1]
         pairs, labels = constraints.pairs[informative], labels[informative]
