@@ -46,7 +46,7 @@ LEARNER_CODE = {
     "LMNN": "lbfgs-6",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
-    "MEG": "online-5",
+    "MEG": "targets-1",
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",
     "PSDBoost": "psdboost-5",

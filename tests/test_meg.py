@@ -8,7 +8,7 @@ from numpy.testing import assert_allclose
 from scipy import linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from psdmetric import MEG, DistanceTargets, distance_targets_from_labels
+from psdmetric import MEG, DistanceTargets, pairs_from_labels
 from psdmetric._online._meg_kernels import meg_pass
 
 
@@ -167,28 +167,34 @@ def test_partial_fit_over_chunks_equals_one_pass_of_fit():
 
 
 @pytest.mark.parametrize("n_classes, expected_pairs", [(2, 40 * 2**2), (8, 4 * 64)])
-def test_default_random_pairs_are_40_c_squared_at_most_4_per_sample(
-        n_classes, expected_pairs):
+def test_random_pairs_are_40_c_squared_at_most_4_per_sample(n_classes, expected_pairs):
     # 64 samples: 160 pairs for two classes (under 256); 2,560 asked for eight, capped.
     rng = np.random.RandomState(6)
     X = rng.randn(64, 3)
     y = np.arange(64) % n_classes
-    model = MEG(max_iter=1, random_state=0).fit(X, y)
-    expected = distance_targets_from_labels(X, y, expected_pairs, np.random.RandomState(0))
-    assert np.array_equal(model.constraints_.pairs, expected.pairs)
+    model = MEG(n_neighbors=None, max_iter=1, random_state=0).fit(X, y)
+    expected = pairs_from_labels(y, expected_pairs, np.random.RandomState(0))
+    assert len(model.constraints_.pairs) == expected_pairs
+    assert (sorted(map(tuple, model.constraints_.pairs))
+            == sorted(map(tuple, expected.pairs)))
 
 
-def test_label_targets_are_scaled_to_the_trace_one_start():
+@pytest.mark.parametrize("ratio", [1.5, 2.0])
+def test_label_targets_shrink_or_stretch_each_pair_at_the_trace_one_starts_total(ratio):
     rng = np.random.RandomState(5)
     X = rng.randn(60, 4)
     y = (X[:, 0] > 0).astype(int)
-    model = MEG(random_state=0).fit(X, y)
-    expected = distance_targets_from_labels(X, y, None, np.random.RandomState(0))
-    assert np.array_equal(model.constraints_.pairs, expected.pairs)
-    assert_allclose(model.constraints_.distances, expected.distances / 4)
-    differences = X[expected.pairs[:, 0]] - X[expected.pairs[:, 1]]
-    largest = np.einsum("ij,ij->i", differences, differences).max()
-    assert model.eta_ == pytest.approx(1 / largest**2)  # "auto": Lemma 3.2 with c = 2
+    model = MEG(target_ratio=ratio, random_state=0).fit(X, y)
+    pairs = model.constraints_.pairs
+    expected = pairs_from_labels(y, X=X, n_neighbors=3)  # the default neighbour pairs
+    assert sorted(map(tuple, pairs)) == sorted(map(tuple, expected.pairs))
+    same = y[pairs[:, 0]] == y[pairs[:, 1]]
+    start = ((X[pairs[:, 0]] - X[pairs[:, 1]]) ** 2).sum(axis=1) / 4  # under W₁ = I / 4
+    stretched = np.where(same, start / ratio, start * ratio)
+    assert_allclose(model.constraints_.distances, stretched * start.sum() / stretched.sum(),
+                    rtol=1e-14)
+    assert model.constraints_.distances.sum() == pytest.approx(start.sum(), rel=1e-14)
+    assert model.eta_ == pytest.approx(1 / start.max() ** 2 / 16)  # "auto": Lemma 3.2, c = 2
 
 
 def test_kernel_mode_instances_have_the_seed_convention():
@@ -202,16 +208,17 @@ def test_kernel_mode_instances_have_the_seed_convention():
     assert K[2, 5] < 0 and K[2, 2] > 1 / n
 
 
-def test_learns_a_useful_metric_and_is_reproducible():
+@pytest.mark.parametrize("n_neighbors", [3, None], ids=["neighbours", "random"])
+def test_learns_a_useful_metric_and_is_reproducible(n_neighbors):
     rng = np.random.RandomState(6)
     X = rng.randn(200, 5)
-    X[:, 0] *= 10  # a loud feature that carries no label information
     y = (X[:, 1] > 0).astype(int)
-    first = MEG(random_state=0).fit(X, y)
-    second = MEG(random_state=0).fit(X, y)
+    first = MEG(n_neighbors=n_neighbors, random_state=0).fit(X, y)
+    second = MEG(n_neighbors=n_neighbors, random_state=0).fit(X, y)
     assert np.array_equal(first.components_, second.components_)
     M = first.get_mahalanobis_matrix()
-    assert M[1, 1] > M[0, 0]
+    weights = np.diag(M)
+    assert weights[1] > 1.3 * np.delete(weights, 1).max()  # the informative feature
     assert linalg.norm(M - M.T) == 0
 
 

@@ -13,7 +13,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import DistanceTargets, leading_axes, learned_dimension, oriented_columns
+from .._core import (
+    DistanceTargets,
+    leading_axes,
+    learned_dimension,
+    oriented_columns,
+    pairs_from_labels,
+)
 from ._base import _BaseOnline, target_sides
 from ._meg_kernels import meg_pass
 
@@ -46,19 +52,25 @@ class MEG(_BaseOnline):
         hyper-parameter (e.g. with ``GridSearchCV``).
 
     n_constraints : int, default=None
-        Number of pairs drawn from class labels (per ``partial_fit`` chunk);
-        ``None`` means ``40 * n_classes**2`` (as in ITML) up to ``4 * n_samples``:
-        every pair costs an eigen update, and with many classes ``40 * n_classes**2``
-        outgrows the data (40,960 pairs for 1,526 samples of 32 classes). The cap of 4
-        per sample was chosen among 3, 4, 5, 6 and 10 by leave-one-data-set-out on the
-        18 suite and check sets with at most 100 features (see
-        ``docs/benchmarks/meg.md``). See Notes for their targets.
+        Number of random pairs drawn from class labels (per ``partial_fit`` chunk)
+        when ``n_neighbors=None``; ``None`` means ``40 * n_classes**2`` (as in ITML) up
+        to ``4 * n_samples``: every pair costs an eigen update, and with many classes
+        ``40 * n_classes**2`` outgrows the data (40,960 pairs for 1,526 samples of 32
+        classes). The cap of 4 per sample was chosen among 3, 4, 5, 6 and 10 by
+        leave-one-data-set-out on the 18 suite and check sets with at most 100 features
+        (see ``docs/benchmarks/meg.md``).
 
-    n_neighbors : int, default=None
+    n_neighbors : int or None, default=3
         Pairs from labels join each sample to its ``n_neighbors`` nearest samples of
         its own class (similar) and of the other classes (dissimilar), see
-        :func:`~psdmetric.pairs_from_labels`; ``None`` draws ``n_constraints`` random
-        pairs.
+        :func:`~psdmetric.pairs_from_labels`, visited in a random order; ``None`` draws
+        ``n_constraints`` random pairs. See Notes for their targets.
+
+    target_ratio : float, default=2.0
+        Targets of pairs from labels: each pair's squared distance under the start
+        ``W₁`` divided by ``target_ratio`` (similar pairs) or multiplied by it
+        (dissimilar pairs), all rescaled so that they sum to the start's distances
+        (see Notes). 1 asks for no change.
 
     n_components : int, "auto" or None, default="auto"
         Learn on the ``n_components`` leading principal axes of ``X`` (of the first
@@ -116,14 +128,18 @@ class MEG(_BaseOnline):
     Notes
     -----
     Start and targets. ``W₁ = I / d`` (Tsuda et al., 2005, §5), with ``d`` the
-    ``n_features`` or ``n_components`` learned on. Targets drawn from labels
-    are on the scale of ``W₁``: same-class pairs get the 5th percentile of the squared
-    Euclidean distances (on the principal axes of the ``X`` they are drawn from, when
-    ``n_components < n_features``) divided by ``d`` (the squared distance of such a
-    pair under ``W₁``), different-class pairs the 95th percentile divided by ``d``.
-    Drawn from labels they are exact targets: a trace-one metric cannot move one pair
-    beyond its target without pulling the others, and read as bounds (no loss once
-    met) they gave worse k-NN errors on the development suite. Explicit
+    ``n_features`` or ``n_components`` learned on. Targets drawn from labels come
+    from the data, pair by pair: a pair at squared distance ``s = ‖x − x'‖² / d``
+    under ``W₁`` (on the principal axes when ``n_components < n_features``) gets
+    ``c s / target_ratio`` if similar and ``c s · target_ratio`` if dissimilar, with
+    one ``c`` making the targets sum to the pairs' ``Σ s``. The trace of ``W`` is
+    fixed, so the targets ask for a change of shape only: with ``c = 1`` the
+    dissimilar pairs' total would outgrow what any trace-one metric gives them, and
+    the fit would pile the trace onto the direction of largest spread (two fixed
+    targets, the 5th and 95th percentiles of the squared distances over ``d``, did
+    that on neighbour pairs, collapsing to rank one). They are exact targets. The
+    defaults (3 neighbours, ratio 2) were chosen by leave-one-data-set-out on the 20
+    suite and check sets (see ``docs/benchmarks/meg.md``). Explicit
     ``DistanceTargets`` are used as given, so they must be reachable by a trace-one
     metric (``y ≤ ‖x − x'‖²``); with ``labels`` they are bounds, and a pair within its
     bound has no loss and costs no eigen update.
@@ -166,6 +182,7 @@ class MEG(_BaseOnline):
         "eta": [StrOptions({"auto"}), Interval(Real, 0, None, closed="neither")],
         "n_constraints": [Interval(Integral, 1, None, closed="left"), None],
         "n_neighbors": [Interval(Integral, 1, None, closed="left"), None],
+        "target_ratio": [Interval(Real, 1, None, closed="left")],
         "n_components": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left"),
                          None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -179,7 +196,8 @@ class MEG(_BaseOnline):
         eta="auto",
         *,
         n_constraints=None,
-        n_neighbors=None,
+        n_neighbors=3,
+        target_ratio=2.0,
         n_components="auto",
         max_iter=20,
         tol=0.1,
@@ -189,6 +207,7 @@ class MEG(_BaseOnline):
         self.eta = eta
         self.n_constraints = n_constraints
         self.n_neighbors = n_neighbors
+        self.target_ratio = target_ratio
         self.n_components = n_components
         self.max_iter = max_iter
         self.tol = tol
@@ -201,11 +220,19 @@ class MEG(_BaseOnline):
             n_constraints = min(40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
         axes = leading_axes(X, self._n_components(X.shape[1]))
         learned_on = X if axes is None else X @ axes
-        targets = DistanceTargets.from_labels(learned_on, y, n_constraints=n_constraints,
-                                              n_neighbors=self.n_neighbors,
-                                              random_state=random_state)
-        # Exact targets on the scale of W₁ = I / d (see Notes).
-        return DistanceTargets(targets.pairs, targets.distances / learned_on.shape[1])
+        drawn = pairs_from_labels(y, n_constraints, random_state, X=learned_on,
+                                  n_neighbors=self.n_neighbors)
+        # Neighbour pairs come grouped (similar, then dissimilar): an online pass
+        # follows their order, so they are visited in a random one.
+        order = random_state.permutation(len(drawn.pairs))
+        pairs, labels = drawn.pairs[order], drawn.labels[order]
+        differences = learned_on[pairs[:, 0]] - learned_on[pairs[:, 1]]
+        start = np.einsum("ij,ij->i", differences, differences) / learned_on.shape[1]
+        # Each pair's squared distance under W₁ = I / d, shrunk or stretched by
+        # target_ratio, then all rescaled to the start's total (see Notes).
+        targets = start * float(self.target_ratio) ** -labels
+        total = targets.sum()
+        return DistanceTargets(pairs, targets * (start.sum() / total if total > 0 else 1.0))
 
     def _n_components(self, n_features):
         """The number of principal axes to learn on, or None for all features."""
