@@ -9,11 +9,11 @@ splits. One standard error (Breiman, Friedman, Olshen & Stone (1984)'s rule) let
 LogDetCV lose to LogDet's default by more than a standard error on 2-3 of the 19 suite
 and check sets. Leave-one-data-set-out over margins 1, 1.5, 2, 2.5 and 3 on the 20 suite
 and check sets (``bench/bench_cv_default.py``, cases ``margins <set>``) picks 1.5 for 19
-held-out sets; no margin keeps VonNeumannCV within a standard error of VonNeumann's
-default on penguins (6 against 4 of 342 test points; 2.5 and 3 do) without
-losing more elsewhere. The losses
-it leaves are of one or two test samples per fold, below what an inner cross-validation
-can see (see ``docs/benchmarks/cv_default.md``).
+held-out sets. At 1.5 VonNeumannCV is worse than VonNeumann's default by more than a
+standard error on penguins (6 against 4 of 342 test points); margins 2.5 and 3 avoid
+that but lose more on the other sets. The losses it leaves are of one or two test
+samples per fold, below what an inner cross-validation can see (see
+``docs/benchmarks/cv_default.md``).
 """
 
 import numpy as np
