@@ -134,7 +134,9 @@ def misclassified(errors, n_test, seed):
 def pairs_cap_section(result):
     """The ``pairs_cap`` case: leave-one-data-set-out choice of the pairs per sample."""
     caps, seeds = result["caps"], result["seeds"]
-    intro = ("`MEG()` draws `40 n_classes²` random pairs up to a cap per training sample. "
+    intro = ("`MEG(n_neighbors=None)` draws `40 n_classes²` random pairs up to a cap per "
+             "training sample (measured when random pairs with two fixed targets were the "
+             "default; the next section replaced them). "
              "Score of a cap on a set: the mean over folds and seeds "
              f"({', '.join(map(str, seeds))}) of "
              "`log((error + 0.005) / (Euclidean + 0.005))`; each held-out set gets the cap "
