@@ -69,3 +69,41 @@ def paired_bars(ax, names, series, ylabel):
     ax.set_xticks(position, names)
     ax.set_ylabel(ylabel)
     ax.legend()
+
+
+def held_out_table(result, label):
+    """A leave-one-data-set-out choice: one row per held-out set, then the count sentence.
+
+    ``result`` has ``sets`` and ``held_out`` (per set: ``chosen``, ``others_at_most``,
+    ``misclassified``, ``euclidean``, ``at_most_euclidean``) and ``at_most_euclidean``;
+    ``label(setting)`` names a setting. The sentence has no final full stop.
+    """
+    names = result["sets"]
+    lines = ["| held-out set | setting chosen on the others | other sets at most Euclidean "
+             "| misclassified | Euclidean | at most Euclidean |", "|---|---|---|---|---|---|"]
+    for name in names:
+        record = result["held_out"][name]
+        lines.append(f"| {name} | {label(record['chosen'])} | {record['others_at_most']} "
+                     f"of {len(names) - 1} | {record['misclassified']} | "
+                     f"{record['euclidean']} | "
+                     f"{'yes' if record['at_most_euclidean'] else 'no'} |")
+    misses = [f"{name} {record['misclassified']} vs {record['euclidean']}"
+              for name, record in result["held_out"].items()
+              if not record["at_most_euclidean"]]
+    return lines, (f"Held-out sets at most Euclidean: {result['at_most_euclidean']} of "
+                   f"{len(names)}" + (f" (misses: {', '.join(misses)})" if misses else ""))
+
+
+def settings_table_head(names, base, columns):
+    """Header, rule and Euclidean row of a table of settings × sets, ``columns`` after them."""
+    return ["| setting | " + " | ".join(names) + " | " + " | ".join(columns) + " |",
+            "|---|" + "---|" * (len(names) + len(columns)),
+            "| Euclidean | " + " | ".join(str(base[name]) for name in names) + " |"
+            + " |" * len(columns)]
+
+
+def settings_table_row(label, points, names, base, cells):
+    """A setting's row: its points per set, the sets at most Euclidean's, then ``cells``."""
+    wins = sum(points[name] <= base[name] for name in points)
+    return (f"| {label} | " + " | ".join(str(points.get(name, "–")) for name in names)
+            + f" | {wins} of {len(points)} | " + " | ".join(cells) + " |")

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from _render._text import command, machine_line
+from _render._text import (command, held_out_table, machine_line, settings_table_head,
+                           settings_table_row)
 
 
 def label(setting):
@@ -34,39 +35,21 @@ def gamma_choice_section(result):
         "gets, among the eligible settings, the one with at most Euclidean 5-NN's "
         "misclassified test points (summed over the folds) on the most other sets, ties "
         "broken by the mean over the other sets of `log((error + 0.005) / (Euclidean + 0.005))`.")
-    lines = ["## Leave-one-data-set-out", "", intro, "",
-             "| held-out set | setting chosen on the others | other sets at most Euclidean "
-             "| misclassified | Euclidean | at most Euclidean |", "|---|---|---|---|---|---|"]
-    for name in names:
-        record = result["held_out"][name]
-        lines.append(f"| {name} | {label(record['chosen'])} | {record['others_at_most']} "
-                     f"of {len(names) - 1} | {record['misclassified']} | "
-                     f"{record['euclidean']} | "
-                     f"{'yes' if record['at_most_euclidean'] else 'no'} |")
-    misses = [f"{name} {record['misclassified']} vs {record['euclidean']}"
-              for name, record in result["held_out"].items()
-              if not record["at_most_euclidean"]]
-    lines += ["", f"Held-out sets at most Euclidean: {result['at_most_euclidean']} of "
-              f"{len(names)}" + (f" (misses: {', '.join(misses)})." if misses else "."),
-              "", "## Every setting", "",
-              "Misclassified test points per set (Euclidean 5-NN in the first row), sets "
-              "at most Euclidean, mean score over the sets, and the largest fold's fit CPU "
-              "seconds on MNIST-5000. No MNIST fold of a setting is fitted after one over the "
-              "limit (folds fitted before are read from the cache): a setting without all "
-              "five MNIST folds has no MNIST column and is scored on the other sets.", "",
-              "| setting | " + " | ".join(names) + " | at most Euclidean | mean score "
-              "| MNIST fit CPU s | eligible |",
-              "|---|" + "---|" * (len(names) + 4),
-              "| Euclidean | " + " | ".join(str(base[name]) for name in names)
-              + " | | | | |"]
+    table, count = held_out_table(result, label)
+    lines = ["## Leave-one-data-set-out", "", intro, "", *table, "", count + ".",
+             "", "## Every setting", "",
+             "Misclassified test points per set (Euclidean 5-NN in the first row), sets "
+             "at most Euclidean, mean score over the sets, and the largest fold's fit CPU "
+             "seconds on MNIST-5000. No MNIST fold of a setting is fitted after one over the "
+             "limit (folds fitted before are read from the cache): a setting without all "
+             "five MNIST folds has no MNIST column and is scored on the other sets.", "",
+             *settings_table_head(names, base, ("at most Euclidean", "mean score",
+                                                "MNIST fit CPU s", "eligible"))]
     for entry in result["grid"]:
-        points = entry["misclassified"]
-        scores = list(entry["scores"].values())
-        wins = sum(points[name] <= base[name] for name in points)
         cpu = (f"{max(entry['widest_cpu_seconds']):.1f}" if entry["widest_cpu_seconds"]
                else entry["failed"])
-        lines.append(f"| {label(entry['setting'])} | "
-                     + " | ".join(str(points.get(name, "–")) for name in names)
-                     + f" | {wins} of {len(points)} | {np.mean(scores):+.3f} | {cpu} | "
-                     f"{'yes' if entry['eligible'] else 'no'} |")
+        cells = (f"{np.mean(list(entry['scores'].values())):+.3f}", cpu,
+                 "yes" if entry["eligible"] else "no")
+        lines.append(settings_table_row(label(entry["setting"]), entry["misclassified"],
+                                        names, base, cells))
     return lines + [""]

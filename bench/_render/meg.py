@@ -1,6 +1,7 @@
 """The MEG page (``bench_meg.py``): Tsuda, Rätsch & Warmuth (2005), §5."""
 
-from _render._text import command, machine_line, pyplot
+from _render._text import (command, held_out_table, machine_line, pyplot,
+                           settings_table_head, settings_table_row)
 
 N_DIVISIONS = 10
 PAPER_BOUND_OVER_LOSS = 2.0
@@ -185,36 +186,19 @@ def targets_choice_section(result):
         "Euclidean 5-NN's misclassified test points (summed over the folds) on the most "
         "other sets, ties broken by the mean over the other sets of "
         "`log((error + 0.005) / (Euclidean + 0.005))`.")
+    table, count = held_out_table(result, setting_label)
     lines = ["## Targets from the data: leave-one-data-set-out (issue 37, target 1)", "",
-             intro, "",
-             "| held-out set | setting chosen on the others | other sets at most Euclidean "
-             "| misclassified | Euclidean | at most Euclidean |", "|---|---|---|---|---|---|"]
-    for name in names:
-        record = result["held_out"][name]
-        lines.append(f"| {name} | {setting_label(record['chosen'])} | "
-                     f"{record['others_at_most']} of {len(names) - 1} | "
-                     f"{record['misclassified']} | {record['euclidean']} | "
-                     f"{'yes' if record['at_most_euclidean'] else 'no'} |")
-    misses = [f"{name} {record['misclassified']} vs {record['euclidean']}"
-              for name, record in result["held_out"].items()
-              if not record["at_most_euclidean"]]
-    lines += ["", f"Held-out sets at most Euclidean: {result['at_most_euclidean']} of "
-              f"{len(names)}" + (f" (misses: {', '.join(misses)})" if misses else "")
-              + f"; chosen on all sets: {setting_label(result['chosen'])}.", "",
-              "Every setting: misclassified test points per set (Euclidean 5-NN in the first "
-              "row), the sets at most Euclidean, the mean score, folds that ended with a "
-              "`ConvergenceWarning`, and the largest MNIST-5000 fold's fit CPU seconds.", "",
-              "| setting | " + " | ".join(names) + " | at most Euclidean | mean score "
-              "| warned folds | MNIST CPU s |",
-              "|---|" + "---|" * (len(names) + 4),
-              "| Euclidean | " + " | ".join(str(base[name]) for name in names) + " | | | | |"]
+             intro, "", *table, "",
+             count + f"; chosen on all sets: {setting_label(result['chosen'])}.", "",
+             "Every setting: misclassified test points per set (Euclidean 5-NN in the first "
+             "row), the sets at most Euclidean, the mean score, folds that ended with a "
+             "`ConvergenceWarning`, and the largest MNIST-5000 fold's fit CPU seconds.", "",
+             *settings_table_head(names, base, ("at most Euclidean", "mean score",
+                                                "warned folds", "MNIST CPU s"))]
     for entry in result["grid"]:
-        points = entry["misclassified"]
-        wins = sum(points[name] <= base[name] for name in points)
-        cpu = max(entry["widest_cpu_seconds"], default=float("nan"))
-        lines.append(f"| {setting_label(entry['setting'])} | "
-                     + " | ".join(str(points.get(name, "–")) for name in names)
-                     + f" | {wins} of {len(points)} | "
-                     f"{sum(entry['scores'].values()) / len(entry['scores']):+.3f} | "
-                     f"{sum(entry['warned_folds'].values())} | {cpu:.1f} |")
+        scores = list(entry["scores"].values())
+        cells = (f"{sum(scores) / len(scores):+.3f}", str(sum(entry["warned_folds"].values())),
+                 f"{max(entry['widest_cpu_seconds'], default=float('nan')):.1f}")
+        lines.append(settings_table_row(setting_label(entry["setting"]),
+                                        entry["misclassified"], names, base, cells))
     return lines + [""]
