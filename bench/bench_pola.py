@@ -198,6 +198,25 @@ def mnist_summary(results, args=None):
     results["mnist_summary"] = summary
 
 
+def leave_one_set_out(sets, scores, candidates):
+    """Each set's choice on the others (best mean score, ties to the first listed).
+
+    ``scores[name, candidate]`` is a set's score; adds ``chosen`` and ``scores`` to
+    every entry of ``sets`` and returns the sets, the mean scores and the overall choice.
+    """
+    names = list(sets)
+
+    def best(among):
+        return min(candidates, key=lambda c: (np.mean([scores[m, c] for m in among]),
+                                              candidates.index(c)))
+
+    for name in names:
+        sets[name]["chosen"] = best([m for m in names if m != name])
+        sets[name]["scores"] = {str(c): scores[name, c] for c in candidates}
+    mean = {str(c): float(np.mean([scores[m, c] for m in names])) for c in candidates}
+    return {"sets": sets, "mean_score": mean, "chosen": best(names)}
+
+
 def tolerance_fits(name):
     """Per tolerance: the 5-NN errors and passes of its folds on one set."""
     fits = {}
@@ -224,16 +243,8 @@ def stop_choice(max_features):
             scores[name, tol] = (log_error_ratio(fits[str(tol)]["errors"], euclidean)
                                  if not fits[str(tol)]["failed"] else np.inf)
         print(name, {tol: round(scores[name, tol], 3) for tol in TOLERANCES}, flush=True)
-    for name in names:  # ties go to the first tolerance listed
-        others = [m for m in names if m != name]
-        sets[name]["chosen"] = min(TOLERANCES, key=lambda tol: (
-            np.mean([scores[m, tol] for m in others]), TOLERANCES.index(tol)))
-        sets[name]["scores"] = {str(tol): scores[name, tol] for tol in TOLERANCES}
-    mean = {str(tol): float(np.mean([scores[m, tol] for m in names])) for tol in TOLERANCES}
-    return {"max_features": max_features, "tolerances": list(TOLERANCES), "sets": sets,
-            "mean_score": mean, "machine": finish_machine(context),
-            "chosen": min(TOLERANCES, key=lambda tol: (mean[str(tol)],
-                                                       TOLERANCES.index(tol)))}
+    return {"max_features": max_features, "tolerances": list(TOLERANCES),
+            **leave_one_set_out(sets, scores, TOLERANCES), "machine": finish_machine(context)}
 
 
 def components_choice(min_features):
@@ -256,15 +267,8 @@ def components_choice(min_features):
                       int(suite_data(name)[0].shape[1]),
                       "n_test": [len(test) for _, test in suite_data(name)[2]]}
         print(name, {k: round(scores[name, k], 3) for k in COMPONENTS}, flush=True)
-    for name in names:
-        others = [m for m in names if m != name]
-        sets[name]["chosen"] = min(COMPONENTS, key=lambda k: (
-            np.mean([scores[m, k] for m in others]), COMPONENTS.index(k)))
-        sets[name]["scores"] = {str(k): scores[name, k] for k in COMPONENTS}
-    mean = {str(k): float(np.mean([scores[m, k] for m in names])) for k in COMPONENTS}
-    return {"min_features": min_features, "components": list(COMPONENTS), "sets": sets,
-            "mean_score": mean, "machine": finish_machine(context),
-            "chosen": min(COMPONENTS, key=lambda k: (mean[str(k)], COMPONENTS.index(k)))}
+    return {"min_features": min_features, "components": list(COMPONENTS),
+            **leave_one_set_out(sets, scores, COMPONENTS), "machine": finish_machine(context)}
 
 
 CASES = [Case("throughput", protocol=throughput, params={"n_pairs": 20_000},

@@ -100,24 +100,29 @@ def misclassified(errors, n_test):
     return sum(round(e * n) for e, n in zip(errors, n_test))
 
 
+STOP_CHOICE_PROTOCOL = (
+    "`POLA(tol=t, random_state=0)` on the {n_sets} suite and check sets with at most "
+    "{max_features} features, stratified 5-fold (seed 0), `StandardScaler` on the training "
+    "fold, 5-NN test error. Score of a tolerance on a set: the mean over folds of "
+    "`log((error + 0.005) / (Euclidean + 0.005))`; each held-out set gets the tolerance "
+    "with the best mean score over the other sets. Passes: `n_iter_`, mean over the folds.")
+
+
+def table_head(title, description, columns):
+    """A leave-one-data-set-out section's title, description and table header."""
+    return [f"## {title}: leave-one-data-set-out", "", description, "",
+            "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+
+
 def stop_choice_section(result):
     """The ``stop_choice`` case: leave-one-data-set-out choice of ``tol``."""
     tolerances, sets = result["tolerances"], result["sets"]
-    lines = [
-        "## Stopping tolerance: leave-one-data-set-out",
-        "",
-        f"`POLA(tol=t, random_state=0)` on the {len(sets)} suite and check sets with at "
-        f"most {result['max_features']} features, stratified 5-fold (seed 0), "
-        "`StandardScaler` on the training fold, 5-NN test error. Score of a tolerance on "
-        "a set: the mean over folds of `log((error + 0.005) / (Euclidean + 0.005))`; each "
-        "held-out set gets the tolerance with the best mean score over the other sets. "
-        "Passes: `n_iter_`, mean over the folds.",
-        "",
-        "| held-out set | " + " | ".join(f"score, tol {tol:g}" for tol in tolerances)
-        + " | tol chosen on the others | misclassified | Euclidean | at most Euclidean "
-        "| mean passes |",
-        "|---|" + "---|" * (len(tolerances) + 5),
-    ]
+    lines = table_head(
+        "Stopping tolerance",
+        STOP_CHOICE_PROTOCOL.format(n_sets=len(sets), max_features=result["max_features"]),
+        ["held-out set", *(f"score, tol {tol:g}" for tol in tolerances),
+         "tol chosen on the others", "misclassified", "Euclidean", "at most Euclidean",
+         "mean passes"])
     count = 0
     for name, record in sets.items():
         fit = record["fits"][str(record["chosen"])]
@@ -150,19 +155,15 @@ def components_label(k):
 def components_choice_section(result):
     """The ``components_choice`` case: leave-one-data-set-out choice of ``n_components``."""
     candidates, sets = result["components"], result["sets"]
-    lines = [
-        "## Principal axes: leave-one-data-set-out",
-        "",
+    lines = table_head(
+        "Principal axes",
         f"`POLA(n_components=k, random_state=0)` on the {len(sets)} suite and check sets "
         f"with at least {result['min_features']} features, the protocol and score of the "
         "stopping tolerance above; each held-out set gets the `k` with the best mean "
         "score over the others (ties to the most axes). Cells: score, 5-NN error (mean "
         "over the folds), CPU seconds per fit (the largest over the folds).",
-        "",
-        "| held-out set | features | Euclidean | " + " | ".join(
-            components_label(k) for k in candidates) + " | chosen on the others |",
-        "|---|---|---|" + "---|" * (len(candidates) + 1),
-    ]
+        ["held-out set", "features", "Euclidean", *map(components_label, candidates),
+         "chosen on the others"])
     for name, record in sets.items():
         cells = []
         for k in candidates:
