@@ -328,6 +328,23 @@ cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
     return 0
 
 
+cdef void _unit_vector_out(Projection* p, double* u, Py_ssize_t m) noexcept nogil:
+    """Normalise ``p.vector`` and write it to u in the input coordinates."""
+    cdef Py_ssize_t i
+    cdef int n = <int> m, ld = <int> p.stride, one = 1
+    cdef double norm = 0.0, unit = 1.0, zero = 0.0
+    for i in range(m):
+        norm = norm + p.vector[i] * p.vector[i]
+    norm = sqrt(norm)
+    for i in range(m):
+        p.vector[i] = p.vector[i] / norm
+    if p.dense_only:
+        for i in range(m):
+            u[i] = p.vector[i]
+    else:
+        dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
+
+
 cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
                                Py_ssize_t lda, const double* v, double alpha,
                                double rayleigh, double* u) noexcept nogil:
@@ -352,9 +369,8 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
     """
     cdef Py_ssize_t i, iteration
-    cdef int n = <int> m, ld = <int> p.stride, one = 1
     cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
-    cdef double g = 0.0, g_slope = 0.0, norm, shift_gain, unit = 1.0, zero = 0.0, probe
+    cdef double g = 0.0, g_slope = 0.0, shift_gain, probe
     cdef bint right_of_root, solved = False
     if p.dense_only:
         p.m = m
@@ -433,15 +449,5 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         shift_gain = weight * g_slope / (1.0 - weight * g)
         for i in range(m):
             p.vector[i] = u[i] + shift_gain * p.vector[i]
-    norm = 0.0
-    for i in range(m):
-        norm = norm + p.vector[i] * p.vector[i]
-    norm = sqrt(norm)
-    for i in range(m):
-        p.vector[i] = p.vector[i] / norm
-    if p.dense_only:
-        for i in range(m):
-            u[i] = p.vector[i]
-    else:
-        dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
+    _unit_vector_out(p, u, m)
     return eigenvalue * scale
