@@ -131,3 +131,22 @@ def test_rounds_carry_the_curvature_memory():
     L = LBFGS().run(loss, np.eye(10), loss.value_and_gradient(np.eye(10)),
                     3 * _STEPS_PER_ROUND)[0]
     np.testing.assert_allclose(model.components_, L, rtol=1e-12, atol=1e-14)
+
+
+def test_a_stationary_start_stalls_without_evaluating():
+    """A zero gradient ends the run at once: no step, no NaN trial point, no warning."""
+    from psdmetric._core import LBFGS
+
+    class Flat:
+        calls = 0
+
+        def value_and_gradient(self, L):
+            Flat.calls += 1
+            return 1.0, np.zeros_like(L)
+
+    flat, start = Flat(), np.eye(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        L, evaluation, stalled = LBFGS().run(flat, start, flat.value_and_gradient(start), 5)
+    assert stalled and Flat.calls == 1
+    np.testing.assert_array_equal(L, start)

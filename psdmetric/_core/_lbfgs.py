@@ -68,14 +68,17 @@ class LBFGS:
     def _line_search(self, objective, L, value, gradient):
         """A strong Wolfe step along the L-BFGS direction, else an Armijo step along
         −gradient; or None."""
+        squared_norm = np.vdot(gradient, gradient)
+        if squared_norm == 0.0:  # a stationary point: no step descends
+            return None
         direction = self.direction(gradient)
         if np.vdot(gradient, direction) < 0.0:
             step = _wolfe_step(objective, L, value, gradient, direction,
-                               1.0 if self.pairs else 1.0 / np.sqrt(np.vdot(gradient, gradient)))
+                               1.0 if self.pairs else 1.0 / np.sqrt(squared_norm))
             if step is not None:
                 return step
         self.pairs.clear()
-        slope, t = -np.vdot(gradient, gradient), 1.0 / np.sqrt(np.vdot(gradient, gradient))
+        slope, t = -squared_norm, 1.0 / np.sqrt(squared_norm)
         for _ in range(_MAX_BACKTRACKS):
             L_new = L - t * gradient
             new = objective.value_and_gradient(L_new)
