@@ -168,8 +168,8 @@ def test_lfda_bad_input():
     X, y = scaled(load_iris)
     with pytest.raises(ValueError, match="n_components=5 must be at most n_features=4"):
         LFDA(n_components=5).fit(X, y)
-    with pytest.raises(ValueError, match="rank 3 < n_features=4"):
-        LFDA().fit(np.c_[X[:, :3], X[:, 0] + X[:, 1]], y)
+    with pytest.raises(ValueError, match="n_components=4 exceeds the 3 dimensions"):
+        LFDA(n_components=4).fit(np.c_[X[:, :3], X[:, 0] + X[:, 1]], y)
     with pytest.raises(ValueError, match="Unknown label type"):
         LFDA().fit(X, np.linspace(0, 1, len(X)))
 
@@ -225,3 +225,36 @@ class RecordingClasses(NeighborhoodComponentsAnalysis):
         self.classes_seen_ = np.asarray(y)
         self.components_ = np.eye(X.shape[1])
         return self
+
+
+def _squared_distances(metric, X):
+    Z = metric.transform(X)
+    return ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1)
+
+
+@pytest.mark.parametrize("extra", ["constant", "sum of two"])
+def test_rca_and_lfda_learn_in_the_span_of_x(extra):
+    """A constant or linearly dependent feature changes nothing: same distances as on X.
+
+    RCA's metric is the inverse within-chunklet covariance, invariant under any
+    invertible map of the span; LFDA's local scales come from Euclidean distances,
+    which a constant column leaves as they are.
+    """
+    X, y = scaled(load_iris)
+    column = np.full(len(X), 3.0) if extra == "constant" else X[:, 0] + X[:, 1]
+    wider = np.c_[X, column]
+    chunks = np.repeat(np.arange(30), 5)
+    np.testing.assert_allclose(
+        _squared_distances(RCA().fit(wider, chunks=chunks), wider),
+        _squared_distances(RCA().fit(X, chunks=chunks), X), rtol=1e-8, atol=1e-10)
+    lfda = LFDA().fit(wider, y)
+    null = np.r_[0.0, 0.0, 0.0, 0.0, 1.0] if extra == "constant" else np.r_[1, 1, 0, 0, -1]
+    M = lfda.get_mahalanobis_matrix()
+    np.testing.assert_allclose(M @ null, 0.0, atol=1e-10 * np.abs(M).max())
+    assert lfda.components_.shape == (4, 5)
+    if extra == "constant":
+        np.testing.assert_allclose(_squared_distances(lfda, wider),
+                                   _squared_distances(LFDA().fit(X, y), X),
+                                   rtol=1e-8, atol=1e-10)
+    with pytest.raises(ValueError, match="RCA: n_components=5 exceeds the 4 dimensions"):
+        RCA(n_components=5).fit(wider, chunks=chunks)

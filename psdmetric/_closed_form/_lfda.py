@@ -12,7 +12,8 @@ from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import MahalanobisMixin, one_blas_thread, oriented_columns
+from .._core import MahalanobisMixin, one_blas_thread, oriented_columns, span_axes
+from ._rca import _check_span
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
 _BLOCK_ENTRIES = 1 << 22
@@ -41,7 +42,10 @@ class LFDA(MahalanobisMixin):
     Parameters
     ----------
     n_components : int or None, default=None
-        Rows of ``L``; ``None``: ``n_features``.
+        Rows of ``L``; ``None``: ``n_features``. When the rows of ``X`` span only
+        ``r < n_features`` dimensions (constant or linearly dependent features), LFDA
+        learns in that span (at most ``r`` rows, ``r`` for ``None``) and gives the
+        directions in which every sample is the same no weight.
 
     k : int, default=7
         The neighbour whose distance sets each sample's local scale ``σ_i`` (the
@@ -122,13 +126,21 @@ class LFDA(MahalanobisMixin):
             Fitted estimator.
         """
         X, codes = self._validate_fit(X, y, None, None)
-        rows = self.n_components or X.shape[1]
-        if rows > X.shape[1]:
-            raise ValueError(f"n_components={rows} must be at most n_features={X.shape[1]}.")
+        if (self.n_components or 0) > X.shape[1]:
+            raise ValueError(f"n_components={self.n_components} must be at most "
+                             f"n_features={X.shape[1]}.")
         # Its products are small or few: a second BLAS thread would only spin (CPU time).
         with one_blas_thread():
-            between, within = local_scatters(X, codes, self.k)
-            components, values = lfda_components(between, within, rows, self.embedding_type)
+            axes = span_axes(X)
+            if axes is not None:
+                _check_span(self.n_components, axes, "LFDA")
+            learned_on = X if axes is None else X @ axes
+            between, within = local_scatters(learned_on, codes, self.k)
+            components, values = lfda_components(
+                between, within, self.n_components or learned_on.shape[1],
+                self.embedding_type)
+            if axes is not None:
+                components = components @ axes.T
         self.components_, self.eigenvalues_, self.n_iter_ = components, values, 1
         return self
 
@@ -149,9 +161,9 @@ def lfda_components(between, within, rows, embedding_type):
     rank = int(np.sum(spectrum > _RANK_TOL * max(spectrum.max(), np.finfo(float).tiny)))
     if rank < n_features:
         raise ValueError(
-            f"LFDA: the local within-class scatter has rank {rank} < n_features="
-            f"{n_features}, so the generalised eigenproblem is singular. Remove linearly "
-            "dependent features (e.g. with sklearn.decomposition.PCA first) or give more "
+            f"LFDA: the local within-class scatter has rank {rank}, below the {n_features} "
+            "dimensions the rows of X span, so the generalised eigenproblem is singular. "
+            "Reduce the features (e.g. with sklearn.decomposition.PCA first) or give more "
             "samples per class."
         )
     values, vectors = linalg.eigh(between, within,

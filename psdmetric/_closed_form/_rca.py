@@ -14,7 +14,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples
 
-from .._core import MahalanobisMixin, PairConstraints, one_blas_thread, oriented_columns
+from .._core import (MahalanobisMixin, PairConstraints, one_blas_thread, oriented_columns,
+                     span_axes)
 from .._core._chunklets import Chunklets
 
 # Eigenvalues below this fraction of the largest are rank deficiency, not signal.
@@ -46,6 +47,9 @@ class RCA(MahalanobisMixin):
         Rows of ``L``. ``None``: ``n_features`` and ``L = C^(-1/2)``. Fewer keep the
         directions of smallest within-chunklet variance relative to the total variance
         of the chunklets' samples (generalised eigenvectors of ``(C, S_t)``), whitened.
+        When the rows of ``X`` span only ``r < n_features`` dimensions (constant or
+        linearly dependent features), RCA learns in that span (at most ``r`` rows) and
+        gives the directions in which every sample is the same no weight.
 
     n_chunks : int or None, default=None
         Chunklets drawn from class labels; ``None``: as many as the classes hold,
@@ -150,7 +154,13 @@ class RCA(MahalanobisMixin):
         # One BLAS thread: the second only spins on these small products (tissue fold:
         # 3.75 s CPU on two threads under load, 0.03 s on one).
         with one_blas_thread():
-            components = rca_components(X, chunklets.chunks, self.n_components)
+            axes = span_axes(X)
+            if axes is None:
+                components = rca_components(X, chunklets.chunks, self.n_components)
+            else:
+                _check_span(self.n_components, axes, "RCA")
+                components = rca_components(X @ axes, chunklets.chunks,
+                                            self.n_components) @ axes.T
         self.components_, self.chunklets_, self.n_iter_ = components, chunklets.chunks, 1
         return self
 
@@ -191,6 +201,15 @@ def rca_components(X, chunks, n_components=None):
                 codes.max() + 1)
     # Aᵀ S_t A = I, so Aᵀ C A = diag(values): whiten each kept direction.
     return np.ascontiguousarray((oriented_columns(vectors) / np.sqrt(values)).T)
+
+
+def _check_span(n_components, axes, learner):
+    """Raise when ``n_components`` asks for more rows than X's centred rows span."""
+    if n_components is not None and n_components > axes.shape[1]:
+        raise ValueError(
+            f"{learner}: n_components={n_components} exceeds the {axes.shape[1]} "
+            f"dimensions the rows of X span (of {len(axes)} features: some are constant "
+            f"or linearly dependent); set n_components <= {axes.shape[1]}.")
 
 
 def _check_rank(values, needed, scale, what, n_members, n_groups):

@@ -21,7 +21,8 @@ from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
-from ._principal import AUTO_COMPONENTS, leading_axes, learned_dimension, principal_axes
+from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, principal_axes,
+                         span_axes)
 from ._projections import project_psd
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -67,6 +68,7 @@ __all__ = [
     "project_psd",
     "rank_one_eigen_update",
     "screen_violations",
+    "span_axes",
     "squared_distance_bounds",
     "threadpool_controller",
     "triplets_from_labels",

@@ -26,6 +26,23 @@ def principal_axes(X, n_components):
     return np.ascontiguousarray(vectors[:, ::-1])
 
 
+def span_axes(X, rtol=1e-10):
+    """Orthonormal axes (d × r) of the span of X's centred rows; None if they span all d.
+
+    Along a direction without variance every row of X is the same, so a learner that
+    inverts a scatter of X has nothing to learn there: it learns on these axes and
+    gives the others no weight. Eigenvalues of the scatter below ``rtol`` times the
+    largest count as zero. None also when no direction has variance (all rows equal),
+    which the learners refuse on their own.
+    """
+    centred = X - X.mean(axis=0)
+    values, vectors = linalg.eigh(centred.T @ centred, check_finite=False)
+    kept = values > rtol * max(values.max(), np.finfo(float).tiny)
+    if kept.all() or not kept.any():
+        return None
+    return np.ascontiguousarray(vectors[:, kept][:, ::-1])
+
+
 def learned_dimension(n_components, n_features, auto=AUTO_COMPONENTS):
     """How many leading axes an ``n_components`` parameter asks for, or None for all.
 
