@@ -43,6 +43,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-6",
+    "LFDA": "span-1",
     "LMNN": "lbfgs-6",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
@@ -51,6 +52,7 @@ LEARNER_CODE = {
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",
     "PSDBoost": "psdboost-5",
+    "RCA": "span-1",
     "VonNeumann": "lanczos-4",
     "VonNeumannCV": "cv-7-lanczos-4",
 }
