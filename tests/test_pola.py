@@ -421,31 +421,6 @@ def test_partial_fit_extends_the_span_with_new_directions(init):
     assert model.threshold_ == pytest.approx(b, rel=1e-12)
 
 
-def test_principal_axes_path_is_pola_on_the_projected_data():
-    # 30 features, 6 axes (the leading eigenvectors of the centred scatter, dense LAPACK):
-    # the same fit as POLA on all features of X @ axes, and A is 0 across their span.
-    rng = np.random.RandomState(7)
-    X = rng.randn(80, 30) * np.linspace(3, 0.1, 30) / 4
-    y = (X[:, 0] + X[:, 2] > 0).astype(int)
-    model = POLA(n_components=6, random_state=0).fit(X, y)
-    centred = X - X.mean(axis=0)
-    vectors = np.linalg.eigh(centred.T @ centred)[1]
-    axes = vectors[:, ::-1][:, :6]
-    assert_allclose(model._axes @ model._axes.T, axes @ axes.T, atol=1e-10)
-    reference = POLA(n_components=None, random_state=0).fit(X @ model._axes, y)
-    assert model.n_iter_ == reference.n_iter_
-    assert model.components_.shape == (6, 30)
-    assert_allclose(model.components_, reference.components_ @ model._axes.T, rtol=0,
-                    atol=1e-12 * np.abs(reference.components_).max())
-    assert model.threshold_ == reference.threshold_
-    M = model.get_mahalanobis_matrix()
-    assert np.linalg.norm(M @ vectors[:, :24]) < 1e-12 * np.linalg.norm(M)
-    # "auto" learns on every feature up to 300 of them.
-    auto = POLA(random_state=0).fit(X, y)
-    every = POLA(n_components=None, random_state=0).fit(X, y)
-    assert np.array_equal(auto.components_, every.components_)
-
-
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_kernel_pola_principal_axes_evaluate_the_kernel_on_the_projections(kernel):
     # KernelPOLA on 6 axes is KernelPOLA on all features of the points projected onto
