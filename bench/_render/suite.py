@@ -60,10 +60,16 @@ def protocol(results):
     ]
 
 
+FAMILY_ORDER = {"none": 0, "psdmetric": 1, "reference": 2}
+
+
 def method_tables(results):
     """The error, fit time and rank tables, one row a method."""
     datasets, shapes = results["datasets"], results["dataset_shapes"]
-    methods = list(dict.fromkeys(c["method"] for c in results["cells"]))
+    family = {c["method"]: c.get("family") for c in results["cells"]}
+    # Euclidean, then psdmetric's learners, then the references, each by name (a rerun
+    # of one method under --only appends its cells).
+    methods = sorted(family, key=lambda m: (FAMILY_ORDER.get(family[m], 3), m))
     cells = {(c["method"], c["dataset"]): c for c in results["cells"]}
     header = ["| method | " + " | ".join(datasets) + " |", "|---|" + "---|" * len(datasets)]
 
