@@ -20,10 +20,15 @@ def principal_axes(X, n_components):
     orthonormal order.
     """
     n_features = X.shape[1]
-    centred = X - X.mean(axis=0)
-    _, vectors = linalg.eigh(centred.T @ centred, check_finite=False,
+    _, vectors = linalg.eigh(_scatter(X), check_finite=False,
                              subset_by_index=(n_features - n_components, n_features - 1))
     return np.ascontiguousarray(vectors[:, ::-1])
+
+
+def _scatter(X):
+    """The d × d scatter of the centred rows of X."""
+    centred = X - X.mean(axis=0)
+    return centred.T @ centred
 
 
 def span_axes(X, rtol=1e-10):
@@ -35,8 +40,7 @@ def span_axes(X, rtol=1e-10):
     largest count as zero. None also when no direction has variance (all rows equal),
     which the learners refuse on their own.
     """
-    centred = X - X.mean(axis=0)
-    values, vectors = linalg.eigh(centred.T @ centred, check_finite=False)
+    values, vectors = linalg.eigh(_scatter(X), check_finite=False)
     kept = values > rtol * max(values.max(), np.finfo(float).tiny)
     if kept.all() or not kept.any():
         return None

@@ -26,17 +26,32 @@ A learner implements:
   that summary (by default: the loss fell by at most ``tol`` relative to the previous
   pass's);
 - ``_set_components()``: refresh ``components_`` from the state.
+
+A learner with ``n_components`` learns on the leading principal axes of ``X`` through
+``_n_components`` and ``_on_leading_axes`` (its cap for ``"auto"``: ``_auto_components``).
 """
 
 import numpy as np
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 
-from .._core import EstimatorCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
+from .._core import (
+    AUTO_COMPONENTS,
+    EstimatorCheckpoint,
+    MahalanobisMixin,
+    Round,
+    iterate,
+    leading_axes,
+    learned_dimension,
+    one_blas_thread,
+)
 
 
 class _BaseOnline(MahalanobisMixin):
     """Base class of the online learners: ``partial_fit`` and multi-pass ``fit``."""
+
+    # n_components="auto" learns on at most this many principal axes.
+    _auto_components = AUTO_COMPONENTS
 
     # The verbose table's title of what ``_one_pass`` returns.
     _pass_summary = "pass loss"
@@ -76,6 +91,18 @@ class _BaseOnline(MahalanobisMixin):
             self._set_components()
         self.constraints_ = constraints
         return self
+
+    def _n_components(self, n_features):
+        """The number of principal axes to learn on, or None for all features."""
+        return learned_dimension(self.n_components, n_features, self._auto_components)
+
+    def _on_leading_axes(self, X):
+        """``X`` on its own leading principal axes when the learner learns there, else X.
+
+        Pairs from labels are drawn where the passes run.
+        """
+        axes = leading_axes(X, self._n_components(X.shape[1]))
+        return X if axes is None else X @ axes
 
     def _pass_converged(self, previous, loss):
         """The pass lowered the cumulative loss by at most ``tol`` times the previous pass's.

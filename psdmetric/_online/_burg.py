@@ -15,7 +15,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import DistanceTargets, leading_axes, learned_dimension, oriented_columns
+from .._core import DistanceTargets, leading_axes, oriented_columns
 from ._base import _BaseOnline, target_sides
 from ._burg_kernels import burg_matrix_pass
 
@@ -210,7 +210,7 @@ class OnlineLogDet(_BaseOnline):
         self._factor = None
         self._axes = None
         # Every pair costs O(d²) on the d×d factors: 13 s a fit at MNIST's 784 pixels in full.
-        self._dimension = learned_dimension(self.n_components, n_features)
+        self._dimension = self._n_components(n_features)
         self.scale_ = None if self.scale == "auto" else float(self.scale)
         self.cumulative_loss_ = 0.0
         self._inverse_sum, self._n_averaged = 0.0, 0
@@ -219,11 +219,7 @@ class OnlineLogDet(_BaseOnline):
         # An online pass follows the pairs' order: neighbour pairs come grouped
         # (all similar ones, then all dissimilar ones), so the last updates of every
         # pass would all push the same way.
-        # Drawn where the passes run: on the leading axes when learning there.
-        dimension = learned_dimension(self.n_components, X.shape[1])
-        axes = leading_axes(X, dimension)
-        targets = super()._constraints_from_labels(X if axes is None else X @ axes, y,
-                                                   random_state)
+        targets = super()._constraints_from_labels(self._on_leading_axes(X), y, random_state)
         order = random_state.permutation(len(targets.pairs))
         return DistanceTargets(targets.pairs[order], targets.distances[order],
                                targets.labels[order])

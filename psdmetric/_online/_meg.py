@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core import (
     DistanceTargets,
     leading_axes,
-    learned_dimension,
     oriented_columns,
     pairs_from_labels,
 )
@@ -217,8 +216,7 @@ class MEG(_BaseOnline):
         n_constraints = self.n_constraints
         if n_constraints is None and self.n_neighbors is None:
             n_constraints = min(40 * len(np.unique(y)) ** 2, _MAX_PAIRS_PER_SAMPLE * len(y))
-        axes = leading_axes(X, self._n_components(X.shape[1]))
-        learned_on = X if axes is None else X @ axes
+        learned_on = self._on_leading_axes(X)
         drawn = pairs_from_labels(y, n_constraints, random_state, X=learned_on,
                                   n_neighbors=self.n_neighbors)
         # Neighbour pairs come grouped (similar, then dissimilar): an online pass
@@ -232,11 +230,6 @@ class MEG(_BaseOnline):
         targets = start * float(self.target_ratio) ** -labels
         total = targets.sum()
         return DistanceTargets(pairs, targets * (start.sum() / total if total > 0 else 1.0))
-
-    def _n_components(self, n_features):
-        """The number of principal axes to learn on, or None for all features."""
-        # Each update costs O(n_features³): 99 s a fit at MNIST's 784 pixels in full.
-        return learned_dimension(self.n_components, n_features)
 
     def _initialize(self, n_features):
         # log W₁ = −log(d) I: the shifted form stores Q = 0 and W = I.

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import PairClassifierMixin, leading_axes, learned_dimension, oriented_columns
+from .._core import PairClassifierMixin, leading_axes, oriented_columns
 from ._base import _BaseOnline
 from ._pola_kernels import pola_pass
 
@@ -25,10 +25,6 @@ from ._pola_kernels import pola_pass
 _BLOCK = 256
 # Relative size below which a difference's residual against POLA's span is rounding.
 _SPAN_TOLERANCE = 1e-12
-# n_components="auto": above this many features POLA learns on the leading principal
-# axes, since an update costs O(d^{7/3}) (8–9 s a fit at MNIST's 784 pixels). 300, not
-# the 100 of MEG and OnlineLogDet: fewer axes lose accuracy on MNIST-5000 (see the notes).
-_AUTO_COMPONENTS = 300
 
 
 def _hinge_losses(squared_distances, labels, threshold):
@@ -192,6 +188,9 @@ class POLA(PairClassifierMixin, _BaseOnline):
     """
 
     _constraint_kind = "pairs"
+    # An update costs O(d^{7/3}) (8–9 s a fit at MNIST's 784 pixels); 300 axes, not the
+    # 100 of MEG and OnlineLogDet: fewer lose accuracy on MNIST-5000 (components_choice).
+    _auto_components = 300
 
     _parameter_constraints: dict = {
         "gamma": [Interval(Real, 0, None, closed="both")],
@@ -235,15 +234,8 @@ class POLA(PairClassifierMixin, _BaseOnline):
         self.verbose = verbose
         self.random_state = random_state
 
-    def _n_components(self, n_features):
-        """The number of principal axes to learn on, or None for all features."""
-        return learned_dimension(self.n_components, n_features, _AUTO_COMPONENTS)
-
     def _constraints_from_labels(self, X, y, random_state):
-        # Drawn where the passes run: on the leading axes when learning there.
-        axes = leading_axes(X, self._n_components(X.shape[1]))
-        return super()._constraints_from_labels(X if axes is None else X @ axes, y,
-                                                random_state)
+        return super()._constraints_from_labels(self._on_leading_axes(X), y, random_state)
 
     def _initialize(self, n_features):
         n_features = self._n_components(n_features) or n_features
