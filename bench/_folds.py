@@ -48,6 +48,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
+    "MLKR": "kernels-1",
     "MMC": "spg-1",
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",

@@ -54,6 +54,49 @@ def test_row_blocks_give_the_same_loss_and_gradient(monkeypatch):
     np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-14)
 
 
+def numpy_weights(Z, norms, y, rows):
+    """The NumPy version of ``_mlkr_kernels``: ``W`` for the rows ``rows`` and their loss,
+    weights under ``exp(_FLOOR)`` times the row's largest and entries of W under
+    ``_FLUSH`` zeroed."""
+    block = 2.0 * (Z[rows] @ Z.T)
+    block -= norms[rows, None]
+    block -= norms[None, :]
+    np.minimum(block, 0.0, out=block)
+    n_rows = block.shape[0]
+    block[np.arange(n_rows), rows.start + np.arange(n_rows)] = -np.inf
+    block -= block.max(axis=1, keepdims=True)
+    block[block < -600.0] = -np.inf
+    np.exp(block, out=block)
+    block /= block.sum(axis=1, keepdims=True)
+    predicted = block @ y
+    errors = predicted - y[rows]
+    block *= y[None, :] - predicted[:, None]
+    block *= errors[:, None]
+    block[np.abs(block) < 1e-250] = 0.0
+    return block, errors @ errors
+
+
+@pytest.mark.parametrize("spread", [0.3, 30.0])
+def test_kernels_equal_their_numpy_version(spread):
+    """At spread 30 most weights fall under the floor and many W entries under the flush."""
+    from psdmetric._regression._mlkr_kernels import kernel_exponents, kernel_weights
+
+    rng = np.random.RandomState(3)
+    Z, y = spread * rng.randn(70, 3), np.round(rng.rand(70) * 2)
+    norms = np.einsum("ij,ij->i", Z, Z)
+    rows = slice(20, 45)
+    expected, expected_loss = numpy_weights(Z, norms, y, rows)
+    if spread > 1:
+        assert (expected == 0).mean() > 0.5
+    block, column_sums = Z[rows] @ Z.T, np.ones(70)
+    kernel_exponents(block, norms, rows.start)
+    np.exp(block, out=block)
+    loss = kernel_weights(block, y, rows.start, column_sums)
+    np.testing.assert_allclose(block, expected, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(column_sums, 1.0 + expected.sum(axis=0), rtol=1e-12)
+    assert loss == pytest.approx(expected_loss, rel=1e-12)
+
+
 def irrelevant_features(n=300, noise=8, seed=0):
     """y depends on 2 features; ``noise`` more features of the same scale are irrelevant."""
     rng = np.random.RandomState(seed)

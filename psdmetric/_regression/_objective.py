@@ -2,10 +2,13 @@
 
 The loss couples every pair of samples, so each evaluation is O(n² · n_components);
 it is computed ``_BLOCK_ENTRIES // n`` rows at a time, so memory stays at a few
-blocks of that many entries (never an n × n array beyond that bound).
+blocks of that many entries (never an n × n array beyond that bound). Each block's
+entries, between its Gram and gradient GEMMs, are set by ``_mlkr_kernels``.
 """
 
 import numpy as np
+
+from ._mlkr_kernels import kernel_exponents, kernel_weights
 
 # Kernel entries held at once per block (32 MiB of float64).
 _BLOCK_ENTRIES = 1 << 22
@@ -33,28 +36,11 @@ def mlkr_loss(L, X, y):
     loss = 0.0
     for start in range(0, n_samples, step):
         rows = slice(start, min(start + step, n_samples))
-        weights, errors = _block_weights(Z, norms, y, rows)
-        loss += errors @ errors
-        column_sums += weights.sum(axis=0)
+        weights = Z[rows] @ Z.T
+        kernel_exponents(weights, norms, start)
+        np.exp(weights, out=weights)
+        loss += kernel_weights(weights, y, start, column_sums)
         T += Z[rows].T @ weights
         T[:, rows] += (weights @ Z).T
     T -= Z.T * column_sums
     return loss, 4.0 * (T @ X)
-
-
-def _block_weights(Z, norms, y, rows):
-    """``W`` for the rows ``rows`` and their errors ``ŷ − y``."""
-    block = 2.0 * (Z[rows] @ Z.T)
-    block -= norms[rows, None]
-    block -= norms[None, :]
-    np.minimum(block, 0.0, out=block)
-    n_rows = block.shape[0]
-    block[np.arange(n_rows), rows.start + np.arange(n_rows)] = -np.inf
-    block -= block.max(axis=1, keepdims=True)
-    np.exp(block, out=block)
-    block /= block.sum(axis=1, keepdims=True)
-    predicted = block @ y
-    errors = predicted - y[rows]
-    block *= y[None, :] - predicted[:, None]
-    block *= errors[:, None]
-    return block, errors

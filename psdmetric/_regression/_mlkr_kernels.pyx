@@ -1,0 +1,67 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
+"""MLKR's kernel weights, one row at a time: squared distances from the Gram block,
+the leave-one-out softmax, the prediction, its error and the gradient's weights.
+
+NumPy would make a dozen passes over the rows × n block (and a temporary of its size);
+here each row is swept while it sits in cache, once before NumPy's vectorised ``exp``
+and once after. ``tests/test_mlkr.py`` holds the NumPy version these loops must match.
+"""
+
+from libc.math cimport INFINITY, fabs
+
+# Exponents below this (relative to the row's largest, 0) give weights under 1e-260:
+# zero in every sum, but their subnormal products would slow every operation after.
+cdef double _FLOOR = -600.0
+# Entries of W below this are flushed to zero: they count in no gradient sum unless the
+# loss is itself ~1e-500, and as subnormals they would slow the GEMMs threefold.
+cdef double _FLUSH = 1e-250
+
+
+def kernel_exponents(double[:, ::1] block, const double[::1] norms, Py_ssize_t start):
+    """Turn ``block = Z[rows] Zᵀ`` (rows ``start …``) into the softmax exponents in place:
+    ``−‖z_i − z_j‖²`` minus its largest over ``j ≠ i``, ``−∞`` at ``j = i`` and below
+    ``_FLOOR``."""
+    cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, i, j
+    cdef double largest, value
+    with nogil:
+        for r in range(n_rows):
+            i = start + r
+            largest = -INFINITY
+            for j in range(n):
+                value = min(2.0 * block[r, j] - norms[i] - norms[j], 0.0)
+                block[r, j] = value
+                if j != i and value > largest:
+                    largest = value
+            for j in range(n):
+                value = block[r, j] - largest
+                block[r, j] = value if value >= _FLOOR and j != i else -INFINITY
+
+
+def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
+                   double[::1] column_sums):
+    """Turn ``block = exp(exponents)`` (rows ``start …``) into ``W`` in place.
+
+    ``W_ij = p_ij (ŷ_i − y_i)(y_j − ŷ_i)``, ``p_ij`` the block's rows normalised to sum
+    to 1, zero below ``_FLUSH``; adds the column sums of ``W`` into ``column_sums`` and returns the block's
+    ``Σ_i (ŷ_i − y_i)²``.
+    """
+    cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, j
+    cdef double total, weighted, predicted, error, scale, value, loss = 0.0
+    with nogil:
+        for r in range(n_rows):
+            total = weighted = 0.0
+            for j in range(n):
+                total += block[r, j]
+                weighted += block[r, j] * y[j]
+            predicted = weighted / total
+            error = predicted - y[start + r]
+            loss += error * error
+            scale = error / total
+            for j in range(n):
+                value = block[r, j] * scale * (y[j] - predicted)
+                if fabs(value) < _FLUSH:
+                    value = 0.0
+                block[r, j] = value
+                column_sums[j] += value
+    return loss
