@@ -3,12 +3,17 @@
 import cvxpy as cp
 import numpy as np
 import pytest
+from scipy import linalg
+from scipy.sparse.linalg import aslinearoperator
 from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from psdmetric import MMC, PairConstraints, pairs_from_labels
-from psdmetric._convex._mmc import _DiagonalNewton, _ProjectedAscent, diagonal_objective
-from psdmetric._core import project_psd
+from psdmetric._convex import _mmc as mmc
+from psdmetric._convex._mmc import (_DiagonalNewton, _ProjectedAscent, _spread,
+                                    diagonal_objective)
+from psdmetric._core import leading_eigenpairs, project_trace_bounded
+from psdmetric._core._projections import _simplex_shift
 
 
 @pytest.fixture(scope="module")
@@ -56,14 +61,24 @@ def test_gradients_match_finite_differences(problem):
     _, _, similar, dissimilar = problem
     rng = np.random.RandomState(0)
     ascent = _ProjectedAscent(similar, dissimilar)
+    D = ascent.dissimilar
     A = rng.randn(5, 5)
     N = A @ A.T + np.eye(5)
     direction = rng.randn(5, 5)
     direction = direction + direction.T
-    value, gradient = ascent.ascent(N)
+
+    def spread(M):
+        return _spread(np.einsum("ij,jk,ik->i", D, M, D))
+
+    gradient = ascent._gradient(spread(N)[1])
     h = 1e-6
-    numeric = (ascent.ascent(N + h * direction)[0] - ascent.ascent(N - h * direction)[0]) / 2 / h
+    numeric = (spread(N + h * direction)[0] - spread(N - h * direction)[0]) / 2 / h
     assert np.vdot(gradient, direction) == pytest.approx(numeric, rel=1e-6)
+    # Above _IMPLICIT_FEATURES the same gradient acts through products with the pairs.
+    ascent.implicit = True
+    implicit = ascent._gradient(spread(N)[1])
+    assert np.allclose(implicit @ np.eye(5), gradient, rtol=1e-13, atol=1e-12)
+    assert np.allclose(implicit @ direction[:, 0], gradient @ direction[:, 0], rtol=1e-13)
 
     newton = _DiagonalNewton(similar, dissimilar, 1.5)
     w = rng.rand(5) + 0.5
@@ -84,9 +99,40 @@ def test_psd_projection_with_a_trace_bound_is_the_nearest_point():
         A = cp.Variable((4, 4), PSD=True)
         cp.Problem(cp.Minimize(cp.sum_squares(A - B)), [cp.trace(A) <= trace]).solve(
             solver="CLARABEL")
-        projected = project_psd(B, trace=trace)
+        values, vectors = project_trace_bounded(B, trace)
+        projected = (vectors * values) @ vectors.T
         assert np.allclose(projected, A.value, atol=1e-6)
-        assert np.trace(projected) <= trace + 1e-12
+        assert values.min() > 0 and values.sum() <= trace + 1e-12
+
+
+@pytest.mark.parametrize("rank", [1, 3, 12])
+def test_lanczos_projection_matches_the_dense_one(rank):
+    # Low rank plus a PSD bulk, as MMC's N + step·G: Lanczos on products must give the
+    # projection a full eigendecomposition gives, from a rank hint that may be too low.
+    rng = np.random.RandomState(rank)
+    low = rng.randn(120, rank)
+    bulk = rng.randn(120, 300) / 30
+    B = low @ low.T + bulk @ bulk.T
+    values, vectors = linalg.eigh(B)
+    expected = (vectors * np.maximum(values - _simplex_shift(values, 1.0), 0)) @ vectors.T
+    for operator in (B, aslinearoperator(B)):
+        kept, axes = project_trace_bounded(operator, 1.0, rank=1)
+        assert np.allclose((axes * kept) @ axes.T, expected, rtol=0, atol=1e-12)
+        assert kept.sum() == pytest.approx(1.0, rel=1e-12)
+    top = leading_eigenpairs(aslinearoperator(B), 1)[0][0]
+    assert top == pytest.approx(values[-1], rel=1e-13)
+
+
+def test_implicit_mmc_takes_the_dense_path(monkeypatch):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    constraints = pairs_from_labels(y, 60, 0)
+    dense = MMC(tol=1e-3).fit(X, constraints=constraints)
+    monkeypatch.setattr(mmc, "_IMPLICIT_FEATURES", 0)
+    implicit = MMC(tol=1e-3).fit(X, constraints=constraints)
+    assert implicit.n_iter_ == dense.n_iter_
+    assert np.allclose(implicit.get_mahalanobis_matrix(), dense.get_mahalanobis_matrix(),
+                       rtol=1e-9, atol=1e-12)
 
 
 def test_labels_give_a_psd_metric_and_bad_pairs_are_refused():

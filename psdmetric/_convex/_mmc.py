@@ -9,21 +9,23 @@ Frank–Wolfe duality gap certifies how close an iterate is to it (the stopping 
 Diagonal: minimise ``Σ_S d²_w − c log Σ_D d_w`` over ``w ≥ 0`` by Newton–Raphson (§2.2).
 """
 
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
+from scipy.sparse.linalg import LinearOperator
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from .._core import (
-    ArrayCheckpoint,
     MahalanobisMixin,
     Round,
     iterate,
+    leading_eigenpairs,
     one_blas_thread,
-    project_psd,
+    project_trace_bounded,
 )
 from ._common import components_from_metric
 
@@ -33,6 +35,8 @@ _ARMIJO, _MAX_HALVINGS = 1e-4, 60
 _MAX_STEP = 1e10
 # Ridge of a singular similar-pair scatter, relative to its mean eigenvalue.
 _SCATTER_RIDGE = 1e-6
+# Above this many features Lanczos on products with the pairs beats a dense gradient.
+_IMPLICIT_FEATURES = 200
 
 
 class MMC(MahalanobisMixin):
@@ -182,7 +186,7 @@ class MMC(MahalanobisMixin):
             unit, columns = "iteration", (("sum dissim.", ".8e"), ("gap", ".2e"),
                                           ("step", ".2e"))
         with np.errstate(divide="ignore", invalid="ignore"), one_blas_thread():
-            n_iter = iterate(lambda: solver.round(self.tol), ArrayCheckpoint(solver.state),
+            n_iter = iterate(lambda: solver.round(self.tol), solver,
                              max_iter=self.max_iter, verbose=self.verbose, name="MMC",
                              unit=unit, columns=columns)
         metric, objective = solver.result()
@@ -199,16 +203,35 @@ def dissimilar_sum(dissimilar, M):
     return distances.sum(), distances
 
 
-class _ProjectedAscent:
-    """Projected gradient ascent on ``Σ_D d_M`` over ``{tr(S M) ≤ 1} ∩ PSD`` (paper, §2.1).
+class _Solver:
+    """A round replaces ``current`` and never changes it in place, so the solver is its
+    own checkpoint for the driver (``save``/``restore`` keep a reference)."""
+
+    def save(self, n_iter):
+        self._saved = n_iter, self.current
+
+    def restore(self):
+        n_iter, self.current = self._saved
+        return n_iter
+
+
+class _ProjectedAscent(_Solver):
+    """Projected gradient ascent on ``Σ_D d_N`` over ``{tr(N) ≤ 1} ∩ PSD`` (paper, §2.1).
 
     In the coordinates ``N = R M Rᵀ`` (``S = RᵀR``, Cholesky) the similar-pair
     half-space is ``tr(N) ≤ 1``, so the projection onto its intersection with the PSD
-    cone is exact: one eigendecomposition (``project_psd`` with ``trace=1``). Each round
-    projects a spectral (Barzilai–Borwein) step and backtracks along the segment to the
-    projection by Armijo's rule (Birgin, Martínez & Raydan, 2000). The objective is
-    concave, so ``λ_max(G) − ⟨G, N⟩`` (``G`` its gradient: the Frank–Wolfe duality gap)
-    bounds how far it is below the optimum: the stopping test.
+    cone is exact (``project_trace_bounded``). Each round projects a spectral
+    (Barzilai–Borwein) step and backtracks along the segment to the projection by
+    Armijo's rule (Birgin, Martínez & Raydan, 2000). The objective is concave, so
+    ``λ_max(G) − ⟨G, N⟩`` (``G`` its gradient: the Frank–Wolfe duality gap) bounds how
+    far it is below the optimum: the stopping test.
+
+    The projections have rank a few (the optimum is nearly rank one), so the iterate
+    is kept factored, ``N = α I + V diag(λ) Vᵀ`` (``α`` > 0 until the first full step
+    off the start ``I/d``), with each pair's ``d_N²`` (its *form*), which is linear
+    along the segment: backtracking costs O(q) a trial and nothing is O(d³). Above
+    ``_IMPLICIT_FEATURES`` the gradient ``G = Σ_D w dᵀd`` is never formed: Lanczos
+    runs on its products with the q differences, O(q d) each.
     """
 
     def __init__(self, similar, dissimilar):
@@ -219,49 +242,120 @@ class _ProjectedAscent:
         scatter += _SCATTER_RIDGE * np.trace(scatter) / n_features * np.eye(n_features)
         self.factor = linalg.cholesky(scatter, lower=False)
         self.dissimilar = linalg.solve_triangular(self.factor, dissimilar.T, trans="T").T
-        # The state: N, its gradient G, then the spectral step and the value in rows.
-        self.state = np.zeros((2 * n_features + 2, n_features))
-        self.N, self.gradient = self.state[:n_features], self.state[n_features:-2]
-        self.N[...] = np.eye(n_features) / n_features
-        value, self.gradient[...] = self.ascent(self.N)
-        self.state[-2:, 0] = 1.0 / max(np.abs(self.gradient).max(), np.finfo(float).tiny), value
+        self.implicit = n_features > _IMPLICIT_FEATURES
+        self.squared_norms = np.einsum("ij,ij->i", self.dissimilar, self.dissimilar)
+        forms = self.squared_norms / n_features
+        value, weights = _spread(forms)
+        # max |G_ij| = max_i G_ii for a PSD G: the first step scales the largest entry to 1.
+        largest = (self.dissimilar**2).T @ weights
+        step = 1.0 / max(largest.max(), np.finfo(float).tiny)
+        self.current = _Iterate(1.0 / n_features, np.zeros((n_features, 0)), np.zeros(0),
+                                forms, value, weights, step, self._gradient(weights))
+        self.save(0)
 
-    def ascent(self, N, distances=None):
-        """``Σ_D d`` and its gradient in ``N`` (``distances``: the pairs' at ``N``)."""
-        if distances is None:
-            distances = dissimilar_sum(self.dissimilar, N)[1]
-        total = distances.sum()
-        floor = np.finfo(float).eps * max(distances.max(), np.finfo(float).tiny)
-        weights = 0.5 / np.maximum(distances, floor)
-        return total, (self.dissimilar.T * weights) @ self.dissimilar
+    def _gradient(self, weights):
+        """``G = Σ_D w d dᵀ``: dense, or a product with the differences when implicit."""
+        D = self.dissimilar
+        if not self.implicit:
+            return (D.T * weights) @ D
+
+        def apply(X):
+            return D.T @ (weights[:, None] * (D @ X))
+
+        return LinearOperator((D.shape[1],) * 2, dtype=float, matmat=apply,
+                              matvec=lambda x: apply(x.reshape(-1, 1)).ravel())
+
+    def _step_operator(self, now):
+        """``N + step · G`` at the current iterate."""
+        alpha, V, values, step = now.alpha, now.vectors, now.values, now.step
+        gradient = now.gradient
+        if not self.implicit:
+            operator = step * gradient + (V * values) @ V.T
+            operator[np.diag_indices_from(operator)] += alpha
+            return operator
+
+        def apply(X):
+            return alpha * X + V @ (values[:, None] * (V.T @ X)) + step * gradient.matmat(X)
+
+        return LinearOperator(gradient.shape, dtype=float, matmat=apply,
+                              matvec=lambda x: apply(x.reshape(-1, 1)).ravel())
+
+    def _forms(self, values, vectors):
+        """Each pair's ``d_P²`` for ``P = V diag(values) Vᵀ``."""
+        return ((self.dissimilar @ vectors) ** 2) @ values
 
     def round(self, tol):
-        N, gradient = self.N, self.gradient
-        step, value = self.state[-2:, 0]
-        direction = project_psd(N + step * gradient, trace=1.0) - N
-        slope, length = np.vdot(gradient, direction), 1.0
+        now = self.current
+        start = now.vectors[:, 0] if now.values.size else None
+        values, vectors = project_trace_bounded(self._step_operator(now), 1.0,
+                                                rank=now.values.size, start=start)
+        forms = self._forms(values, vectors)
+        slope, length = now.weights @ (forms - now.forms), 1.0
         for _ in range(_MAX_HALVINGS):
-            trial = N + length * direction
-            trial_value, distances = dissimilar_sum(self.dissimilar, trial)
-            if trial_value >= value + _ARMIJO * length * slope:
+            trial_forms = now.forms + length * (forms - now.forms)
+            trial_value = np.sqrt(np.maximum(trial_forms, 0.0)).sum()
+            if trial_value >= now.value + _ARMIJO * length * slope:
                 break
             length /= 2.0
         else:  # no ascent along the projected gradient: stationary to precision
-            return Round((value, 0.0, 0.0), converged=True)
-        trial_value, trial_gradient = self.ascent(trial, distances)
-        moved, change = trial - N, trial_gradient - gradient
-        curvature = -np.vdot(moved, change)  # > 0 where g is strictly concave along it
-        step = np.vdot(moved, moved) / curvature if curvature > 0 else _MAX_STEP
-        N[...], gradient[...] = trial, trial_gradient
-        self.state[-2:, 0] = min(max(step, 1.0 / _MAX_STEP), _MAX_STEP), trial_value
-        gap = linalg.eigvalsh(trial_gradient, subset_by_index=(len(N) - 1, len(N) - 1))[0]
-        gap = max(gap - np.vdot(trial_gradient, trial), 0.0)
+            return Round((now.value, 0.0, 0.0), converged=True)
+        trial_value, weights = _spread(trial_forms)
+        # ⟨moved, G_trial − G_now⟩ from the forms: both gradients are sums over the pairs.
+        curvature = -(weights - now.weights) @ (trial_forms - now.forms)
+        alpha, trial_vectors, trial_values, moved = _combine(now, values, vectors, length)
+        step = moved / curvature if curvature > 0 else _MAX_STEP
+        gradient = self._gradient(weights)
+        top = leading_eigenpairs(gradient, 1, vectors[:, 0])[0][0]
+        gap = max(top - weights @ trial_forms, 0.0)
+        self.current = _Iterate(alpha, trial_vectors, trial_values, trial_forms, trial_value,
+                                weights, min(max(step, 1.0 / _MAX_STEP), _MAX_STEP), gradient)
         return Round((trial_value, gap, length), converged=gap <= tol * trial_value)
 
     def result(self):
-        inverse = linalg.solve_triangular(self.factor, np.eye(len(self.N)))
-        M = inverse @ self.N @ inverse.T
-        return (M + M.T) / 2.0, dissimilar_sum(self.dissimilar, self.N)[0]
+        now = self.current
+        whitened = linalg.solve_triangular(self.factor, now.vectors)
+        M = (whitened * now.values) @ whitened.T
+        if now.alpha > 0:
+            M += now.alpha * linalg.cho_solve((self.factor, False), np.eye(len(M)))
+        forms = self._forms(now.values, now.vectors) + now.alpha * self.squared_norms
+        return (M + M.T) / 2.0, np.sqrt(np.maximum(forms, 0.0)).sum()
+
+
+@dataclass(frozen=True)
+class _Iterate:
+    """``N = α I + V diag(λ) Vᵀ``, its pairs' forms, ``Σ_D d_N``, the gradient's
+    weights and the gradient, and the next spectral step."""
+
+    alpha: float
+    vectors: np.ndarray
+    values: np.ndarray
+    forms: np.ndarray
+    value: float
+    weights: np.ndarray
+    step: float
+    gradient: object
+
+
+def _spread(forms):
+    """``Σ_D d`` from the squared distances, and the gradient's weights ``1 / (2 d)``."""
+    distances = np.sqrt(np.maximum(forms, 0.0))
+    floor = np.finfo(float).eps * max(distances.max(), np.finfo(float).tiny)
+    return distances.sum(), 0.5 / np.maximum(distances, floor)
+
+
+def _combine(now, values, vectors, length):
+    """``(1 − t) N + t P`` factored, and ``‖t (P − N)‖²_F`` (``P = V diag(values) Vᵀ``)."""
+    basis, triangle = linalg.qr(np.hstack([now.vectors, vectors]), mode="economic")
+    difference = (triangle * (np.concatenate([-now.values, values]) * length)) @ triangle.T
+    # ‖Q C Qᵀ − tα I‖² with orthonormal Q: ‖C‖² − 2tα tr(C) + (tα)² d.
+    shrink = length * now.alpha
+    moved = np.vdot(difference, difference) - 2 * shrink * np.trace(difference) \
+        + shrink**2 * len(basis)
+    weights = np.concatenate([(1.0 - length) * now.values, length * values])
+    small, rotation = linalg.eigh((triangle * weights) @ triangle.T)
+    kept = small > len(basis) * np.finfo(float).eps * max(small.max(), 0.0)
+    return ((1.0 - length) * now.alpha, np.ascontiguousarray(basis @ rotation[:, kept][:, ::-1]),
+            small[kept][::-1], max(moved, 0.0))
 
 
 def diagonal_objective(similar, dissimilar, w, c):
@@ -270,14 +364,15 @@ def diagonal_objective(similar, dissimilar, w, c):
     return (similar**2).sum(axis=0) @ w - c * np.log(total)
 
 
-class _DiagonalNewton:
+class _DiagonalNewton(_Solver):
     """Projected Newton–Raphson on the diagonal problem over ``w ≥ 0`` (paper, §2.2)."""
 
     def __init__(self, similar, dissimilar, c):
         self.similar, self.dissimilar, self.c = similar, dissimilar, c
         self.squares, self.scatter = dissimilar**2, (similar**2).sum(axis=0)
-        self.state = np.ones(similar.shape[1])
-        self.value = diagonal_objective(similar, dissimilar, self.state, c)
+        w = np.ones(similar.shape[1])
+        self.current = w, diagonal_objective(similar, dissimilar, w, c)
+        self.save(0)
 
     def derivatives(self, w):
         """Gradient and Hessian of the objective at ``w``."""
@@ -290,7 +385,7 @@ class _DiagonalNewton:
         return self.scatter - self.c * first, hessian
 
     def round(self, tol):
-        w = self.state
+        w, current_value = self.current
         gradient, hessian = self.derivatives(w)
         # Bound-constrained Newton (Bertsekas): variables at 0 pushed outward move alone.
         held = (w <= 0) & (gradient > 0)
@@ -307,16 +402,16 @@ class _DiagonalNewton:
             trial = np.maximum(w - length * step, 0.0)
             if trial.any():
                 value = diagonal_objective(self.similar, self.dissimilar, trial, self.c)
-                if value <= self.value - _ARMIJO * gradient @ (w - trial):
+                if value <= current_value - _ARMIJO * gradient @ (w - trial):
                     break
             length /= 2.0
         else:
-            return Round((self.value, 0.0), converged=True)
-        decrease = self.value - value
-        w[...], self.value = trial, value
+            return Round((current_value, 0.0), converged=True)
+        decrease = current_value - value
+        self.current = trial, value
         return Round((value, length),
                      converged=decrease <= tol * max(abs(value), np.finfo(float).tiny))
 
     def result(self):
-        w = self.state
+        w = self.current[0]
         return np.diag(w), diagonal_objective(self.similar, self.dissimilar, w, self.c)

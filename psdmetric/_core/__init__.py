@@ -23,7 +23,7 @@ from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
 from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, principal_axes,
                          span_axes)
-from ._projections import project_psd
+from ._projections import leading_eigenpairs, project_trace_bounded
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
     distance_targets_from_labels,
@@ -56,6 +56,7 @@ __all__ = [
     "dual_change",
     "iterate",
     "leading_axes",
+    "leading_eigenpairs",
     "learned_dimension",
     "logdet_divergence",
     "one_blas_thread",
@@ -65,7 +66,7 @@ __all__ = [
     "principal_axes",
     "paired_rows",
     "pairs_from_labels",
-    "project_psd",
+    "project_trace_bounded",
     "rank_one_eigen_update",
     "screen_violations",
     "span_axes",
