@@ -49,7 +49,7 @@ LEARNER_CODE = {
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
     "MLKR": "kernels-1",
-    "MMC": "spg-1",
+    "MMC": "spg-2",
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",
     "PSDBoost": "psdboost-5",
