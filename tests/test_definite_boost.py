@@ -4,12 +4,13 @@ import warnings
 
 import numpy as np
 import pytest
-from numpy.testing import assert_allclose
+from numpy.testing import assert_allclose, assert_array_equal
 from scipy import linalg
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 
 from psdmetric import DefiniteBoost, PairConstraints
+from psdmetric._core import AUTO_COMPONENTS
 from psdmetric._bregman._definite_boost_kernels import definite_boost_steps
 
 
@@ -402,3 +403,18 @@ def test_unmeetable_pairs_left_out_by_default_is_the_fit_without_them(seed):
     # Fitted at their caps instead, the unmeetable pairs move the metric.
     assert not np.allclose(model.get_mahalanobis_matrix(), left_out.get_mahalanobis_matrix(),
                            atol=1e-3)
+
+
+def test_auto_rank_is_the_top_principal_directions_only_above_the_cap():
+    rng = np.random.RandomState(7)
+    cap = AUTO_COMPONENTS
+    X, y = rng.randn(40, cap + 3), rng.randint(3, size=40)
+    auto = DefiniteBoost(random_state=0).fit(X, y)
+    explicit = DefiniteBoost(n_components=cap, random_state=0).fit(X, y)
+    assert auto.components_.shape == (cap, cap + 3)
+    assert_array_equal(auto.components_, explicit.components_)
+    # Up to cap features, or with n_components=None (kernel learning), every feature.
+    for features, n_components in ((X[:, :cap], "auto"), (X, None)):
+        full = DefiniteBoost(n_components=n_components, random_state=0).fit(features, y)
+        assert full.components_.shape == (features.shape[1],) * 2
+        assert np.trace(full.get_mahalanobis_matrix()) == pytest.approx(1.0, abs=1e-12)
