@@ -55,18 +55,19 @@ def test_row_blocks_give_the_same_loss_and_gradient(monkeypatch):
 
 
 def numpy_weights(Z, norms, y, rows):
-    """The NumPy version of ``_mlkr_kernels``: ``W`` for the rows ``rows`` and their loss,
-    weights under ``exp(_FLOOR)`` times the row's largest and entries of W under
+    """The NumPy version of ``_mlkr_kernels``: ``W`` for the rows ``rows`` and their loss;
+    exponents raised to ``_FLOOR``, weights under ``_SMALLEST`` and entries of W under
     ``_FLUSH`` zeroed."""
     block = 2.0 * (Z[rows] @ Z.T)
     block -= norms[rows, None]
     block -= norms[None, :]
     np.minimum(block, 0.0, out=block)
-    n_rows = block.shape[0]
-    block[np.arange(n_rows), rows.start + np.arange(n_rows)] = -np.inf
+    diagonal = np.arange(block.shape[0]), rows.start + np.arange(block.shape[0])
+    block[diagonal] = -np.inf
     block -= block.max(axis=1, keepdims=True)
-    block[block < -600.0] = -np.inf
-    np.exp(block, out=block)
+    np.maximum(block, -700.0, out=block)
+    block = np.exp(block)
+    block[block < 1e-260] = 0.0
     block /= block.sum(axis=1, keepdims=True)
     predicted = block @ y
     errors = predicted - y[rows]

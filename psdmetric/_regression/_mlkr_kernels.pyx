@@ -10,9 +10,12 @@ and once after. ``tests/test_mlkr.py`` holds the NumPy version these loops must 
 
 from libc.math cimport INFINITY, fabs
 
-# Exponents below this (relative to the row's largest, 0) give weights under 1e-260:
-# zero in every sum, but their subnormal products would slow every operation after.
-cdef double _FLOOR = -600.0
+# Weights under this (relative to the row's largest, 1) are zero in every sum, and their
+# products would go subnormal and slow every operation after: they are zeroed.
+cdef double _SMALLEST = 1e-260
+# Exponents are raised to this (a normal weight under _SMALLEST): NumPy's exp takes a
+# slow path for -inf and for underflow.
+cdef double _FLOOR = -700.0
 # Entries of W below this are flushed to zero: they count in no gradient sum unless the
 # loss is itself ~1e-500, and as subnormals they would slow the GEMMs threefold.
 cdef double _FLUSH = 1e-250
@@ -20,30 +23,29 @@ cdef double _FLUSH = 1e-250
 
 def kernel_exponents(double[:, ::1] block, const double[::1] norms, Py_ssize_t start):
     """Turn ``block = Z[rows] Zᵀ`` (rows ``start …``) into the softmax exponents in place:
-    ``−‖z_i − z_j‖²`` minus its largest over ``j ≠ i``, ``−∞`` at ``j = i`` and below
-    ``_FLOOR``."""
+    ``−‖z_i − z_j‖²`` minus its largest over ``j ≠ i``, at least ``_FLOOR``, and
+    ``_FLOOR`` at ``j = i``."""
     cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, i, j
-    cdef double largest, value
+    cdef double largest
     with nogil:
         for r in range(n_rows):
             i = start + r
+            for j in range(n):
+                block[r, j] = min(2.0 * block[r, j] - norms[i] - norms[j], 0.0)
+            block[r, i] = -INFINITY
             largest = -INFINITY
             for j in range(n):
-                value = min(2.0 * block[r, j] - norms[i] - norms[j], 0.0)
-                block[r, j] = value
-                if j != i and value > largest:
-                    largest = value
+                largest = max(largest, block[r, j])
             for j in range(n):
-                value = block[r, j] - largest
-                block[r, j] = value if value >= _FLOOR and j != i else -INFINITY
+                block[r, j] = max(block[r, j] - largest, _FLOOR)
 
 
 def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
                    double[::1] column_sums):
     """Turn ``block = exp(exponents)`` (rows ``start …``) into ``W`` in place.
 
-    ``W_ij = p_ij (ŷ_i − y_i)(y_j − ŷ_i)``, ``p_ij`` the block's rows normalised to sum
-    to 1, zero below ``_FLUSH``; adds the column sums of ``W`` into ``column_sums`` and returns the block's
+    ``W_ij = p_ij (ŷ_i − y_i)(y_j − ŷ_i)``, ``p_ij`` the block's rows, zero under
+    ``_SMALLEST``, normalised to sum to 1; entries of ``W`` under ``_FLUSH`` zero. Adds the column sums of ``W`` into ``column_sums`` and returns the block's
     ``Σ_i (ŷ_i − y_i)²``.
     """
     cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, j
@@ -52,8 +54,10 @@ def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
         for r in range(n_rows):
             total = weighted = 0.0
             for j in range(n):
-                total += block[r, j]
-                weighted += block[r, j] * y[j]
+                value = block[r, j] if block[r, j] >= _SMALLEST else 0.0
+                block[r, j] = value
+                total += value
+                weighted += value * y[j]
             predicted = weighted / total
             error = predicted - y[start + r]
             loss += error * error
