@@ -54,6 +54,7 @@ LEARNER_CODE = {
     "POLA": "pola-5",
     "PSDBoost": "psdboost-5",
     "RCA": "span-1",
+    "SCML": "threads-1",
     "VonNeumann": "lanczos-4",
     "VonNeumannCV": "cv-7-lanczos-4",
 }

@@ -28,6 +28,7 @@ from .._core import (
     TripletConstraints,
     iterate,
     one_blas_thread,
+    one_thread,
 )
 from ._common import components_from_metric
 from ._scml_basis import default_lda_bases, knn_triplets, lda_basis, triplet_difference_basis
@@ -193,13 +194,15 @@ class SCML(MahalanobisMixin):
             Fitted estimator.
         """
         rng = check_random_state(self.random_state)
-        X, checked = self._validate_fit(X, y, constraints, rng)
-        codes = None if constraints is not None else checked[1]
-        triplets = (constraints if constraints is not None else checked[0]).triplets
         if self.output_iter > self.max_iter:
             raise ValueError(f"output_iter={self.output_iter} must be at most "
                              f"max_iter={self.max_iter}.")
-        basis = self._basis(X, codes, triplets, rng)
+        # One neighbour search per class: threads started on every call only spin.
+        with one_thread():
+            X, checked = self._validate_fit(X, y, constraints, rng)
+            codes = None if constraints is not None else checked[1]
+            triplets = (constraints if constraints is not None else checked[0]).triplets
+            basis = self._basis(X, codes, triplets, rng)
         # The same objective solved on X / s with the penalty beta / s² (weights w s²), s the
         # root mean variance of the non-constant columns: AdaGrad's steps and offset are
         # then free of X's units.
