@@ -48,7 +48,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
-    "MLKR": "kernels-1",
+    "MLKR": "kernels-2",
     "MMC": "spg-2",
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",
@@ -56,7 +56,7 @@ LEARNER_CODE = {
     "RCA": "span-1",
     "SCML": "threads-1",
     "VonNeumann": "lanczos-4",
-    "VonNeumannCV": "cv-7-lanczos-4",
+    "VonNeumannCV": "cv-8-lanczos-4",
 }
 
 # Cache name: (table row, "module:Class"), every anchor with its defaults and seed 0.
