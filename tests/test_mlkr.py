@@ -134,6 +134,20 @@ def test_mlkr_improves_knn_regression_over_euclidean():
     assert weights[:2].min() > 3 * weights[2:].max()
 
 
+def test_separable_classes_stop_once_fitted_to_double_precision():
+    """On separated classes the loss falls by a constant ratio per round as L grows (the
+    relative rule alone stops it after 27 rounds here); the fit stops at eps · Σ(y − ȳ)²."""
+    rng = np.random.RandomState(0)
+    y = np.arange(60) % 2
+    X = 2.0 * y[:, None] + 0.5 * rng.randn(60, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = MLKR(max_iter=30).fit(X, y)
+    exact = np.finfo(float).eps * np.sum((y - y.mean()) ** 2)
+    assert model.objective_ <= exact < mlkr_loss(np.eye(2), X, y.astype(float))[0] * 1e-10
+    assert model.n_iter_ <= 5  # 27 rounds under the relative rule alone
+
+
 def test_driver_warns_at_max_iter_and_prints_the_table(capsys):
     X, y = irrelevant_features(n=100)
     with pytest.warns(ConvergenceWarning, match="MLKR did not converge in max_iter=2"):
