@@ -48,7 +48,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
-    "MLKR": "kernels-2-exact-1",
+    "MLKR": "kernels-3-exact-1",
     "MMC": "spg-2",
     "OnlineLogDet": "online-5",
     "POLA": "pola-5",

@@ -98,6 +98,16 @@ def test_kernels_equal_their_numpy_version(spread):
     assert loss == pytest.approx(expected_loss, rel=1e-12)
 
 
+def test_add_transpose_equals_numpy():
+    """Tiles of 64 over a side that is not a multiple of it."""
+    from psdmetric._regression._mlkr_kernels import add_transpose
+
+    A = np.random.RandomState(4).randn(130, 130)
+    B = A.copy()
+    add_transpose(B)
+    np.testing.assert_array_equal(B, A + A.T)
+
+
 def irrelevant_features(n=300, noise=8, seed=0):
     """y depends on 2 features; ``noise`` more features of the same scale are irrelevant."""
     rng = np.random.RandomState(seed)

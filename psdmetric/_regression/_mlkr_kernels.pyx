@@ -19,6 +19,8 @@ cdef double _FLOOR = -700.0
 # Entries of W below this are flushed to zero: they count in no gradient sum unless the
 # loss is itself ~1e-500, and as subnormals they would slow the GEMMs threefold.
 cdef double _FLUSH = 1e-250
+# Side of the square tiles add_transpose sweeps (two 32 KiB tiles stay in L2).
+cdef Py_ssize_t _TILE = 64
 
 
 def kernel_exponents(double[:, ::1] block, const double[::1] norms, Py_ssize_t start):
@@ -69,3 +71,18 @@ def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
                 block[r, j] = value
                 column_sums[j] += value
     return loss
+
+
+def add_transpose(double[:, ::1] block):
+    """``block += blockᵀ`` in place (square), tile by tile so both reads stay in cache."""
+    cdef Py_ssize_t n = block.shape[0], n_tiles = (n + _TILE - 1) // _TILE
+    cdef Py_ssize_t ti, tj, i, j
+    cdef double value
+    with nogil:
+        for ti in range(n_tiles):
+            for tj in range(ti, n_tiles):
+                for i in range(ti * _TILE, min(ti * _TILE + _TILE, n)):
+                    for j in range(max(tj * _TILE, i), min(tj * _TILE + _TILE, n)):
+                        value = block[i, j] + block[j, i]
+                        block[i, j] = value
+                        block[j, i] = value

@@ -8,7 +8,7 @@ entries, between its Gram and gradient GEMMs, are set by ``_mlkr_kernels``.
 
 import numpy as np
 
-from ._mlkr_kernels import kernel_exponents, kernel_weights
+from ._mlkr_kernels import add_transpose, kernel_exponents, kernel_weights
 
 # Kernel entries held at once per block (32 MiB of float64).
 _BLOCK_ENTRIES = 1 << 22
@@ -40,7 +40,11 @@ def mlkr_loss(L, X, y):
         kernel_exponents(weights, norms, start)
         np.exp(weights, out=weights)
         loss += kernel_weights(weights, y, start, column_sums)
-        T += Z[rows].T @ weights
-        T[:, rows] += (weights @ Z).T
+        if step >= n_samples:  # all of W: one product with W + Wᵀ instead of two
+            add_transpose(weights)
+            T += Z.T @ weights
+        else:
+            T += Z[rows].T @ weights
+            T[:, rows] += (weights @ Z).T
     T -= Z.T * column_sums
     return loss, 4.0 * (T @ X)
