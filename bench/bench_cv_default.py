@@ -7,12 +7,12 @@ counts as "worse" when the search's mean error exceeds the plain default's by mo
 the plain default's standard error over the folds, "better" when it is strictly lower;
 the CPU ratio is the search's mean CPU seconds per fit over the plain default's.
 
-The ``margins`` case chooses the stepwise rule's margin by leave-one-data-set-out: per
-fold it keeps one inner search, replays the rule at every margin of ``MARGINS`` on its
-scores, and refits every candidate on the outer training fold; a held-out set gets the
-margin with the fewest (set, search) pairs worse than the plain default by more than one
-standard error on the other sets, then the fewest misclassified test points, then the
-larger margin.
+The ``margins`` case chooses the stepwise rule's margin by leave-one-data-set-out, for
+each search on its own: per fold it keeps one inner search, replays the rule at every
+margin of ``MARGINS`` on its scores, and refits every candidate on the outer training
+fold; a held-out set gets, per search, the margin with the fewest sets worse than the
+plain default by more than one standard error among the others, then the fewest
+misclassified test points there, then the larger margin.
 
     python bench/bench_cv_default.py                   # writes docs/benchmarks/cv_default.*
     python bench/bench_cv_default.py --datasets iris wine --out /tmp/cv_default
@@ -60,9 +60,9 @@ def _fold_candidates(dataset, fold, search, margins):
             kept["scores"] = real_search(self, *args, **kwargs)
         return kept["scores"]
 
-    def forced_choice(samples, default, n_gammas):
+    def forced_choice(samples, default, n_gammas, *, margin):
         rule.update(samples=samples, default=default, n_gammas=n_gammas)
-        choice = _cv_rule.stepwise_choice(samples, default, n_gammas)
+        choice = _cv_rule.stepwise_choice(samples, default, n_gammas, margin=margin)
         return choice if rule["forced"] is None else (rule["forced"], *choice[1:])
 
     errors = []
@@ -109,22 +109,29 @@ def _margin_outcomes(results):
 
 
 def leave_one_set_out(results):
-    """Per held-out set: the margin chosen on the others and its outcome there."""
+    """Per held-out set and search: the margin chosen on the others and its outcome there.
+
+    Each search gets its own margin, chosen on its own outcomes on the other sets.
+    """
     outcomes = _margin_outcomes(results)
     if not outcomes:
         return []
     sets = sorted({dataset for dataset, _ in next(iter(outcomes.values()))})
     rows = []
     for held_out in sets:
-        def cost(margin):
-            others = [v for (d, _), v in outcomes[margin].items() if d != held_out]
-            return (sum(w for _, w in others), sum(m for m, _ in others), -float(margin))
-        margin = min(outcomes, key=cost)
-        rows.append({"data": held_out, "margin": float(margin), **{
-            search: {"missed": outcomes[margin][(held_out, search)][0],
-                     "worse": outcomes[margin][(held_out, search)][1],
-                     "by_margin": {m: outcomes[m][(held_out, search)][0] for m in outcomes}}
-            for search in PAIRS}})
+        row = {"data": held_out}
+        for search in PAIRS:
+            def cost(margin):
+                others = [v for (d, s), v in outcomes[margin].items()
+                          if d != held_out and s == search]
+                return (sum(w for _, w in others), sum(m for m, _ in others), -float(margin))
+            margin = min(outcomes, key=cost)
+            row[search] = {"margin": float(margin),
+                           "missed": outcomes[margin][(held_out, search)][0],
+                           "worse": outcomes[margin][(held_out, search)][1],
+                           "by_margin": {m: outcomes[m][(held_out, search)][0]
+                                         for m in outcomes}}
+        rows.append(row)
     return rows
 
 

@@ -58,7 +58,7 @@ def fitted(request, wine):
     return search, learner_class
 
 
-def stepwise_oracle(samples, default, n_gammas, margin=1.5):
+def stepwise_oracle(samples, default, n_gammas, margin):
     """The rule on per-split (candidates × test sample) scores, written out as loops: γ of
     the default's scheme against the default, then the other schemes against that
     choice, each by the per-sample differences pooled over the splits."""
@@ -88,7 +88,8 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     splits = np.column_stack([search.cv_results_[f"split{i}_test_score"] for i in range(5)])
     np.testing.assert_array_equal(splits, brute)
     # The default (γ = 0.1, 3 neighbours) is the fourth candidate.
-    best = stepwise_oracle(samples, default=3, n_gammas=len(GAMMAS))
+    margin = {LogDetCV: 1.5, VonNeumannCV: 1.0}[type(search)]
+    best = stepwise_oracle(samples, default=3, n_gammas=len(GAMMAS), margin=margin)
     k, gamma = SCHEMES[best // len(GAMMAS)], GAMMAS[best % len(GAMMAS)]
     assert search.best_params_ == {"gamma": gamma, "n_neighbors": k}
     assert search.best_index_ == best and search.cv_results_["chosen"][best]
@@ -98,7 +99,7 @@ def test_scores_equal_brute_force_true_class_probability(fitted, wine):
     reference = search.cv_results_["gain_reference_index"]
     np.testing.assert_array_equal(reference[3:], 3)
     first = stepwise_oracle([split[3:] for split in samples], default=0,
-                            n_gammas=len(GAMMAS)) + 3
+                            n_gammas=len(GAMMAS), margin=margin) + 3
     np.testing.assert_array_equal(reference[:3], first)
     pooled = np.hstack(samples)
     gain = pooled - pooled[reference.astype(int)]
@@ -354,7 +355,7 @@ def test_stepwise_rule_on_a_constructed_table():
                        [0.75, 0.77, 0.63],
                        [0.90, 0.92, 1.03]])
     samples = [row[:, None] for row in scores]
-    best, gain, error, reference = choose(samples, 0, 3)
+    best, gain, error, reference = choose(samples, 0, 3, margin=1.5)
     np.testing.assert_allclose(gain, [0.0, 0.02, 0.03], atol=1e-15)
     np.testing.assert_allclose(error[2], np.std(scores[:, 2] - scores[:, 0], ddof=1) / 2)
     np.testing.assert_array_equal(reference, 0)
@@ -362,16 +363,16 @@ def test_stepwise_rule_on_a_constructed_table():
     # A noisier steady gain clears one standard error but not 1.5.
     noisy = scores.copy()
     noisy[:, 1] += [0.03, -0.03, 0.03, -0.03]
-    best, gain, error, _ = choose([row[:, None] for row in noisy], 0, 3)
+    best, gain, error, _ = choose([row[:, None] for row in noisy], 0, 3, margin=1.5)
     assert error[1] < gain[1] < 1.5 * error[1] and best == 0
     assert choose([row[:, None] for row in noisy], 0, 3, margin=1.0)[0] == 1
     # A second scheme is compared with the first step's choice, not with the default.
     two = np.hstack([scores, scores[:, [1]] + [[0.001], [0.003], [0.002], [0.002]]])
-    best, gain, error, reference = choose([row[:, None] for row in two], 0, 3)
+    best, gain, error, reference = choose([row[:, None] for row in two], 0, 3, margin=1.5)
     np.testing.assert_array_equal(reference, [0, 0, 0, 1])
     assert best == 3 and gain[3] == pytest.approx(0.002)
     # Without the default in the grid the best mean wins.
-    assert choose(samples, None, 3)[0] == 2
+    assert choose(samples, None, 3, margin=1.5)[0] == 2
 
 
 def test_one_split_takes_the_error_of_the_per_sample_differences():
@@ -379,6 +380,6 @@ def test_one_split_takes_the_error_of_the_per_sample_differences():
     rng = np.random.RandomState(0)
     default = rng.rand(400)
     steady, noisy = default + 0.01, default + 0.02 + rng.randn(400) * 0.5
-    best, gain, error, _ = choose([np.vstack([default, steady, noisy])], 0, 3)
+    best, gain, error, _ = choose([np.vstack([default, steady, noisy])], 0, 3, margin=1.5)
     np.testing.assert_allclose(error[2], np.std(noisy - default, ddof=1) / 20)
     assert best == 1 and error[1] == pytest.approx(0, abs=1e-15)

@@ -10,12 +10,12 @@ as the plain learner would draw them, so each inner fit solves the problem of
 fitted in increasing order, each warm-started from the duals of the last.
 
 The choice is conservative and stepwise: γ within the plain learner's pair scheme is
-kept at its default unless another γ beats it by more than ``MARGIN`` (1.5) standard errors
-of the paired score difference, and the other pair schemes must then beat that choice
-by as much, since an inner cross-validation on a few hundred samples ranks candidates
-that differ by less at random (``_cv_rule``). On large sets one split is drawn and every
-inner fit may cost at most ``_WORK_BUDGET`` times the default's cycles × pairs, so the
-search stays within a few plain fits.
+kept at its default unless another γ beats it by more than a margin (1.5 standard errors
+of the paired score difference for LogDetCV, 1.0 for VonNeumannCV), and the other pair
+schemes must then beat that choice by as much, since an inner cross-validation on a few
+hundred samples ranks candidates that differ by less at random (``_cv_rule``). On large
+sets one split is drawn and every inner fit may cost at most ``_WORK_BUDGET`` times the
+default's cycles × pairs, so the search stays within a few plain fits.
 """
 
 import time
@@ -40,7 +40,7 @@ from .._core import (
     one_thread,
 )
 from ._cv_doc import SHARED_DOC
-from ._cv_rule import rank_scores, stepwise_choice
+from ._cv_rule import MARGINS, rank_scores, stepwise_choice
 from ._base import prior_eigenpairs, resolve_components
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
@@ -369,7 +369,8 @@ class _PairLearnerCV(MahalanobisMixin):
     def _results(self, samples, fit_times, gammas, schemes):
         """The stepwise rule's choice and ``cv_results_`` (``GridSearchCV``'s layout)."""
         default = self._default_index(gammas, schemes)
-        best_index, gain, error, reference = stepwise_choice(samples, default, len(gammas))
+        best_index, gain, error, reference = stepwise_choice(samples, default, len(gammas),
+                                                             margin=self._margin)
         scores = np.array([split.mean(axis=1) for split in samples])
         params = [{"gamma": float(gamma), "n_neighbors": n_neighbors}
                   for n_neighbors in schemes for gamma in gammas]
@@ -421,14 +422,14 @@ class LogDetCV(_PairLearnerCV):
     Scores every (γ, pair scheme) candidate by a k-NN classifier's held-out probability
     of the true class in the space :class:`LogDet` learns on each training fold, then
     refits :class:`LogDet` on all the data with the chosen candidate: LogDet's default
-    unless another candidate beats it by more than one standard error. The pairs and bounds
+    unless another candidate beats it by more than 1.5 standard errors. The pairs and bounds
     of a fold and scheme are drawn once and shared by all γ. The learner is that of
     Kulis, Sustik & Dhillon (2009), §5.1 and §6.2.1 (ITML with slack).
 
     Read more in the :ref:`User Guide <cross_validation>`.
 """ + SHARED_DOC.format(
         learner="LogDet", extra_attributes="", schemes="``(3, None)``",
-        default="gamma=0.1, n_neighbors=3") + """
+        default="gamma=0.1, n_neighbors=3", margin="1.5 standard errors") + """
     See Also
     --------
     LogDet : The learner with fixed ``gamma`` and ``n_neighbors``.
@@ -453,6 +454,7 @@ class LogDetCV(_PairLearnerCV):
 
     _learner = LogDet
     _default_schemes = (3, None)
+    _margin = MARGINS["LogDetCV"]
 
 
 class VonNeumannCV(_PairLearnerCV):
@@ -468,7 +470,7 @@ class VonNeumannCV(_PairLearnerCV):
     Read more in the :ref:`User Guide <cross_validation>`.
 """ + SHARED_DOC.format(
         learner="VonNeumann", schemes="``(3, None)``", default="gamma=0.1, n_neighbors=3",
-        extra_attributes="""
+        margin="one standard error", extra_attributes="""
     eigenvalues_ : ndarray of shape (n_components,)
         Eigenvalues of the refit's ``M`` on the range of the prior, descending.
 
@@ -494,3 +496,4 @@ class VonNeumannCV(_PairLearnerCV):
 
     _learner = VonNeumann
     _default_schemes = (3, None)
+    _margin = MARGINS["VonNeumannCV"]

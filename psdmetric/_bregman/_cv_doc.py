@@ -73,7 +73,7 @@ SHARED_DOC = """
         ``{{"gamma": γ, "n_neighbors": k}}`` of the chosen candidate, the one refitted.
         The plain learner's default (``{default}``), when the grid holds it, is the
         start of a stepwise rule: first the γ of the default's pair scheme, each kept out
-        unless its mean score beats the default's by more than 1.5 standard errors of
+        unless its mean score beats the default's by more than {margin} of
         the paired score difference per held-out sample (pooled over the splits), the
         best such γ replacing the default; then the other schemes, which
         must beat that choice by as much. Without the default in the grid the best mean
