@@ -11,6 +11,10 @@ two sets for a CPU ratio measured in the same run. Also:
   is LDA from three classes and PCA with two, ``tol``, ``mu``) chosen by leave-one-data-set-out
   over the 12 suite sets with d ≤ 100, scored by the mean log error ratio against
   Euclidean 5-NN as in ``bench_defaults.py``;
+- ``n_components`` (all features, or ``"auto"``: the 100 leading principal axes above
+  100 features) chosen by leave-one-data-set-out over the sets with more than 100
+  features: the suite's mnist5000 and tissue_gene_expression and the three
+  ``WIDE_SETS``;
 - MNIST-5000 at all 784 pixels (all 5,000 rows): CPU and wall seconds of a fit, and
   5-NN error on a stratified 80/20 split;
 - a synthetic set of n = 50,000, d = 50 (``make_classification``: 5 classes, 10
@@ -31,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import psdmetric
-from _datasets import CHECK_SETS, SUITE, load_mnist5000
+from _datasets import CHECK_SETS, SUITE, WIDE_SETS, load_mnist5000
 from _folds import N_SPLITS, euclidean_folds, kfold_cell, learner_fold, scaled_fold
 from _harness import Case, knn_error, main, run_anchor
 from _reporting import log_error_ratio
@@ -42,6 +46,9 @@ DEFAULT_SETS = tuple(name for name in SUITE if name not in ("mnist5000", "tissue
 GRID = ([{"n_neighbors": k, "init": init, "tol": 1e-2, "mu": 0.5}
          for k in (3, 5) for init in ("pca", "lda", "auto")]
         + [{"n_neighbors": 3, "init": "pca", "tol": 1e-3, "mu": 0.5}])
+# n_components="auto" acts above 100 features: chosen on every set that has them.
+COMPONENT_SETS = ("mnist5000", "tissue_gene_expression", *WIDE_SETS)
+COMPONENT_GRID = [{"n_components": None}, {"n_components": "auto"}]
 # metric-learn refitted on fold 0 of these, in this run, for the CPU ratio.
 RATIO_SETS = ("fgl", "oj")
 
@@ -201,6 +208,9 @@ def cases(args):
     return [
         Case("defaults", protocol=defaults, params={"datasets": DEFAULT_SETS, "grid": GRID},
              quick={"datasets": ("iris", "wine"), "grid": GRID[:2]}),
+        Case("components", protocol=defaults,
+             params={"datasets": COMPONENT_SETS, "grid": COMPONENT_GRID},
+             quick={"datasets": WIDE_SETS[:2], "grid": COMPONENT_GRID}),
         Case("sets", protocol=compare, params={"datasets": datasets, "budget": args.budget},
              quick={"datasets": ("iris", "wine"), "budget": args.budget}),
         Case("speed_ratio", protocol=speed_ratio, params={"datasets": RATIO_SETS},
