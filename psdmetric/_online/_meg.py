@@ -135,10 +135,10 @@ class MEG(_BaseOnline):
     largest spread (two fixed targets, the 5th and 95th percentiles of the squared
     distances over ``d``, collapsed the fit to rank one that way on neighbour pairs).
     They are exact targets. The defaults (3 neighbours, ratio 2) are at most
-    Euclidean's 5-NN error on 18 of the 20 suite and check sets, the most of 7
-    settings; chosen by leave-one-data-set-out, the held-out set's setting is on 16 of
-    20 (see ``docs/benchmarks/meg.md``). Explicit
-    ``DistanceTargets`` are used as given, so they must be reachable by a trace-one
+    Euclidean's 5-NN error on 18 of the 20 suite and check sets, the most of 9
+    settings (2 to 5 neighbours or random pairs); chosen by leave-one-data-set-out,
+    the held-out set's setting is on 16 of 20 (see ``docs/benchmarks/meg.md``).
+    Explicit ``DistanceTargets`` are used as given, so they must be reachable by a trace-one
     metric (``y ≤ ‖x − x'‖²``); with ``labels`` they are bounds, and a pair within its
     bound has no loss and costs no eigen update.
 
