@@ -5,7 +5,7 @@ After Shalev-Shwartz, Singer & Ng (2004).
 Each round projects ``(A, b)`` onto the half-space where the current pair has zero
 hinge loss, then onto ``{A ⪰ 0, b ≥ 1}``. The second projection removes the single
 negative eigenvalue the first one can create; it is found from the secular equation
-of the rank-one change, solved on an eigendecomposition of A shared by many rounds
+of the rank-one change, solved on a tridiagonal reduction of A shared by many rounds
 (:mod:`._pola_projection`): O(d^{7/3}) per round amortised, not O(d³).
 ``POLA`` learns A on the features; ``KernelPOLA`` (:mod:`._kernel_pola`) learns it in a
 kernel's feature space.
@@ -155,9 +155,9 @@ class POLA(PairClassifierMixin, _BaseOnline):
     ``A − α vvᵀ`` can have. It is the root of ``α vᵀ(A − λI)⁻¹v = 1`` on ``λ < 0``,
     found by Newton's method from the right, and its eigenvector is ``(A − λI)⁻¹v``.
     The solves with ``A − λI`` cost O(d^{7/3}) per round amortised, not O(d³): A is
-    held as an eigendecomposition refreshed every ~d^{2/3} rank-one terms plus the
-    terms since (Woodbury), with a Cholesky factorisation of ``A − λI`` only where
-    that is too ill-conditioned.
+    held as a tridiagonal reduction ``W T Wᵀ`` refreshed every ~d^{2/3} rank-one terms
+    plus the terms since (Woodbury; ``T − λI`` factorises in O(d)), with a Cholesky
+    factorisation of ``A − λI`` only where that is too ill-conditioned.
 
     Pair predictions use :meth:`pair_predict`, :meth:`pair_decision_function` and
     :meth:`pair_score` on arrays of shape (n_pairs, 2, n_features); the ``pair_``
@@ -305,11 +305,13 @@ class POLA(PairClassifierMixin, _BaseOnline):
         if self._initial_scale is None:
             self._start(X, constraints.pairs)
         self._update_span(X, constraints.pairs)
+        # The pair differences, read before the pass (the features they vary on) and after
+        # it (the pass losses): one copy, no larger than the two gathers it replaces.
+        differences = X[constraints.pairs[:, 0]] - X[constraints.pairs[:, 1]]
         if self._span is None:
             # Features on which no pair differs are outside every update: A keeps its
             # rows there, and the pass runs on the others (MNIST: 634 of 784 pixels).
-            varying = np.flatnonzero(np.any(X[constraints.pairs[:, 0]]
-                                            != X[constraints.pairs[:, 1]], axis=0))
+            varying = np.flatnonzero(np.any(differences != 0, axis=0))
             if len(varying) == X.shape[1]:
                 self._threshold = pola_pass(X, constraints.pairs, labels, self._matrix,
                                             self._threshold, self.gamma, losses)
@@ -331,23 +333,21 @@ class POLA(PairClassifierMixin, _BaseOnline):
             self._matrix[np.diag_indices_from(self._matrix)] += c
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
-        rows, local = np.unique(constraints.pairs, return_inverse=True)
-        local = local.reshape(-1, 2)
-        # Ax once per row the pairs touch when those are fewer than the pairs (neighbour
-        # pairs: two per row), else once per pair difference.
-        moved = X[rows] @ A if len(rows) < len(labels) else None
+        # Ax once per row when the pairs are many more than the rows (random pairs), else
+        # once per pair difference (neighbour pairs: about two per row).
+        if len(labels) > 4 * len(X):
+            rows, local = np.unique(constraints.pairs, return_inverse=True)
+            moved, local = X[rows] @ A, local.reshape(-1, 2)
         # The training losses under the final (A, b), a block of pairs at a time.
         for start in range(0, len(labels), _BLOCK * 16):
             block = slice(start, start + _BLOCK * 16)
-            pairs = constraints.pairs[block]
-            differences = X[pairs[:, 0]] - X[pairs[:, 1]]
-            informative = np.any(differences != 0, axis=1)
-            differences = differences[informative]
-            if moved is None:
-                products = differences @ A
-            else:
+            informative = np.any(differences[block] != 0, axis=1)
+            block_differences = differences[block][informative]
+            if len(labels) > 4 * len(X):
                 products = (moved[local[block, 0]] - moved[local[block, 1]])[informative]
-            squared = np.einsum("ij,ij->i", products, differences)
+            else:
+                products = block_differences @ A
+            squared = np.einsum("ij,ij->i", products, block_differences)
             block_labels = labels[block][informative]
             block_largest, block_total = _hinge_losses(squared, block_labels,
                                                        self._threshold)

@@ -10,8 +10,8 @@ import numpy as np
 from libc.math cimport INFINITY, sqrt
 from scipy.linalg.cython_blas cimport ddot, dsymv, dsyr
 
-from ._pola_projection cimport (Projection, ProjectionWorkspace, add_eigen_term, add_term,
-                                grow, negative_eigenpair)
+from ._pola_projection cimport (Projection, ProjectionWorkspace, add_reduced_term,
+                                add_term, grow, negative_eigenpair)
 
 
 cdef inline double _lower_quadratic_form(const double* A, Py_ssize_t m, Py_ssize_t lda,
@@ -41,7 +41,7 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
 
     ``v`` holds the coordinates of ``x − x'`` and ``squared_norm`` its squared length,
     which sets the step α. They differ only in the kernel form, by a residual too small
-    to add a basis vector for. ``projection`` holds A's eigendecomposition and the terms
+    to add a basis vector for. ``projection`` holds A's tridiagonal reduction and the terms
     added since (kept in step with A here) and counts in ``projection.projections`` the
     projections onto the PSD cone that removed a negative eigenvalue; u is scratch of
     length m. Returns the hinge loss before the update.
@@ -70,11 +70,11 @@ cdef double _pola_update(double* A, Py_ssize_t m, Py_ssize_t lda, const double* 
         projection, A, m, lda, v, alpha,
         (distance - alpha * coordinate_norm * coordinate_norm) / coordinate_norm, u)
     _lower_rank_one(A, m, lda, -alpha, v)
-    # The eigen coordinates of v/‖v‖ are at hand: no product with W for this term.
-    add_eigen_term(projection, projection.direction, sqrt(coordinate_norm), -alpha)
+    # The W coordinates of v/‖v‖ are at hand: no product with W for this term.
+    add_reduced_term(projection, projection.direction, sqrt(coordinate_norm), -alpha)
     if eigenvalue < 0.0:
         _lower_rank_one(A, m, lda, -eigenvalue, u)
-        add_eigen_term(projection, projection.vector, 1.0, -eigenvalue)
+        add_reduced_term(projection, projection.vector, 1.0, -eigenvalue)
         projection.projections = projection.projections + 1
     return loss
 
@@ -87,7 +87,7 @@ def pola_pass(const double[:, ::1] X, const Py_ssize_t[:, ::1] pairs,
     ``A`` (d×d, Fortran order) is updated in place on its lower triangle only.
     ``losses[t]`` receives the hinge loss of pair t before its update. ``counters``
     (optional, intp, length ≥ 1) accumulates the updates whose PSD projection removed
-    an eigenvalue and, when it has 4 entries, the eigendecompositions of A, the
+    an eigenvalue and, when it has 4 entries, the refreshed reductions of A, the
     evaluations of the secular function and those that needed a dense Cholesky
     factorisation (see :mod:`._pola_projection`). Returns the new threshold b.
     """

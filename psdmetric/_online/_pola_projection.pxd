@@ -1,8 +1,9 @@
 # The PSD projection of a POLA round, cimported by the compiled passes of _pola_kernels.
 
 cdef struct Projection:
-    # A = W (diag(q) + U G Uᵀ) Wᵀ: the eigendecomposition of A at the last refresh and
-    # the rank-one terms added since, on k orthonormal columns U (eigen coordinates).
+    # A = W (T + U G Uᵀ) Wᵀ: the tridiagonal reduction of A at the last refresh (T has
+    # diagonal q and subdiagonal e, W is orthogonal) and the rank-one terms added since,
+    # on k orthonormal columns U (in W's coordinates).
     Py_ssize_t stride     # leading dimension of W, U and Y (the largest dimension m)
     Py_ssize_t capacity   # columns of U before the next refresh; leading dimension of G
     Py_ssize_t m          # dimension of the representation
@@ -11,10 +12,15 @@ cdef struct Projection:
     bint dense_only       # small m: every evaluation by the dense Cholesky factorisation
     double* W
     double* q
+    double* e
     double* U
+    double* Ut            # U's rows, capacity + 1 apart (U transposed, for the recurrences)
     double* G
-    # Scratch of the solves with A / σ − λI (D = diag(q) / σ − λ): D⁻¹, D^{-1/2},
-    # Y = D^{-1/2}U, UᵀD⁻¹U, the k×k matrix I + G UᵀD⁻¹U / σ and its pivots.
+    # Scratch of the solves with A / σ − λI: T / σ − λI = L D Lᵀ (L unit lower
+    # bidiagonal with subdiagonal l), D⁻¹, D^{-1/2}, Y = ((T/σ − λ)⁻¹[U d])ᵀ (rows
+    # capacity + 1 apart; d the direction), Uᵀ(T/σ − λ)⁻¹U, the k×k matrix
+    # I + G Uᵀ(T/σ − λ)⁻¹U / σ and its pivots.
+    double* l
     double* dinv
     double* root_dinv
     double* Y
@@ -28,16 +34,15 @@ cdef struct Projection:
     double* correction
     double shift           # the last _factor's λ and 1/σ
     double inverse_scale
-    double* direction     # the pair's unit difference in eigen coordinates
-    double* vector        # the negative eigenvector in eigen coordinates
+    double* direction     # the pair's unit difference in W's coordinates
+    double* vector        # the negative eigenvector in W's coordinates
     double* work
     # The Cholesky factor of A / σ − λI when the solve with the terms fails (dense).
     double* factor
     bint dense
-    double* eigen_work
-    int eigen_lwork
-    int* eigen_iwork
-    int eigen_liwork
+    double* tau           # the Householder scalars of the reduction
+    double* lapack_work
+    int lapack_lwork
     # Counters for the benchmarks: projections that removed an eigenvalue, refreshes,
     # evaluations of the secular function and those that needed the dense factorisation.
     Py_ssize_t projections
@@ -55,6 +60,6 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
                                Py_ssize_t lda, const double* v, double alpha,
                                double rayleigh, double* u) noexcept nogil
 cdef void add_term(Projection* p, const double* v, double coef) noexcept nogil
-cdef void add_eigen_term(Projection* p, const double* z, double scale,
+cdef void add_reduced_term(Projection* p, const double* z, double scale,
                          double coef) noexcept nogil
 cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil

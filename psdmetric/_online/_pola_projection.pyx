@@ -4,24 +4,23 @@
 
 ``Â = A − α v vᵀ`` (A ⪰ 0, α > 0) has at most one negative eigenvalue λ (interlacing);
 the projection is ``Â − λ u uᵀ``. λ solves the secular equation ``α vᵀ(A − λI)⁻¹v = 1``
-on ``λ < 0``. The solves with ``A − λI`` use an eigendecomposition ``A = W diag(q) Wᵀ``
-refreshed every ``capacity`` rank-one terms, with the terms of the rounds since kept as
-``W U G Uᵀ Wᵀ`` (U orthonormal, k columns, G k×k symmetric: a term along a direction
-already held, such as a projection's eigenvector, changes only G). By Woodbury,
-``(D + U G Uᵀ)⁻¹ = D⁻¹ − D⁻¹U (I + G UᵀD⁻¹U)⁻¹ G UᵀD⁻¹`` with ``D = diag(q) − λI ≻ 0``:
-an O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A refresh (one
-``dsyevd``, O(m³)) is shared by ``capacity ≈ m^{2/3}`` terms: O(m^{7/3}) per round
-amortised. Where the terms nearly cancel (a direction a projection left at zero, probed
-just below λ = 0), Woodbury is too ill-conditioned and one evaluation falls back to the
-Cholesky factorisation of the dense A; below ``DENSE_BELOW`` dimensions every evaluation
-is that factorisation, which is then the cheaper one.
+on ``λ < 0``. The solves with ``A − λI`` use a tridiagonal reduction ``A = W T Wᵀ``
+refreshed every ``capacity`` rank-one terms, with the terms since kept as ``W U G Uᵀ Wᵀ``
+(U orthonormal, k columns, G k×k symmetric: a term along a direction already held, such as
+a projection's eigenvector, changes only G). By Woodbury, ``(D + U G Uᵀ)⁻¹ = D⁻¹ −
+D⁻¹U (I + G UᵀD⁻¹U)⁻¹ G UᵀD⁻¹`` with ``D = T − λI ≻ 0`` (its ``L D Lᵀ`` costs O(m)): an
+O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A refresh
+(``dsytrd``, ``dorgtr``: O(m³), half a ``dsyevd``) is shared by ``capacity ≈ m^{2/3}``
+terms: O(m^{7/3}) per round amortised. Where the terms nearly cancel (a direction a
+projection left at zero, probed just below λ = 0), Woodbury is too ill-conditioned and one
+evaluation falls back to the Cholesky factorisation of the dense A; below ``DENSE_BELOW``
+dimensions every evaluation is that factorisation, which is then the cheaper one.
 """
 import numpy as np
 
 from libc.math cimport fabs, sqrt
-from libc.stdio cimport printf
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
-from scipy.linalg.cython_lapack cimport dgetrf, dgetrs, dpotrf, dpotrs, dsyevd
+from scipy.linalg.cython_lapack cimport dgetrf, dgetrs, dorgtr, dpotrf, dpotrs, dsytrd
 
 # A negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²) is not projected out: that far
 # below the rounding level of the matrix it cannot be told from zero.
@@ -36,8 +35,8 @@ cdef double _ACCEPTED_ERROR = 1e-12
 cdef double _IN_SPAN = 1e-14
 
 
-# Below this dimension a Cholesky factorisation of A − λI costs less than the solves on an
-# eigendecomposition and its refreshes: every evaluation is dense (no eigendecomposition).
+# Below this dimension a Cholesky factorisation of A − λI costs less than the solves on a
+# reduction and its refreshes: every evaluation is dense (no reduction).
 DENSE_BELOW = 64
 
 
@@ -52,25 +51,24 @@ cdef class ProjectionWorkspace:
     def __cinit__(self, Py_ssize_t stride):
         cdef Py_ssize_t n = max(stride, 1)
         cdef Py_ssize_t k = projection_capacity(n)
-        lwork, liwork = 1 + 6 * n + 2 * n * n, 3 + 5 * n
+        lwork = 64 * n  # dsytrd and dorgtr: n times their block size
         doubles = [np.zeros(size) for size in (
-            n * n, n, n * k, k * k,  # W, q, U, G
-            n, n, n * k, k * k, k * k,  # dinv, root_dinv, Y, gram, S
+            n * n, n, n, n * k, n * (k + 1), k * k,  # W, q, e, U, Ut, G
+            n, n, n, n * (k + 1), k * k, k * k,  # l, dinv, root_dinv, Y, gram, S
             k, k, k, n, n,  # t, terms, coords, residual, correction
-            n, n, n, n * n, lwork)]  # direction, vector, work, factor, eigen_work
-        integers = [np.zeros(k, np.intc), np.zeros(liwork, np.intc)]
+            n, n, n, n * n, n, lwork)]  # direction, vector, work, factor, tau, lapack_work
+        integers = np.zeros(k, np.intc)
         self.buffers = (doubles, integers)
-        cdef double* d[19]
+        cdef double* d[23]
         cdef double[::1] view
-        cdef int[::1] pivots = integers[0], iwork = integers[1]
-        for index in range(19):
+        cdef int[::1] pivots = integers
+        for index in range(23):
             view = doubles[index]
             d[index] = &view[0]
-        self.p = Projection(n, k, 0, 0, False, n < DENSE_BELOW, d[0], d[1], d[2], d[3], d[4], d[5], d[6],
-                            d[7], d[8], &pivots[0], d[9], d[10], d[11], d[12], d[13], 0.0,
-                            0.0, d[14], d[15], d[16], d[17], False, d[18], <int> lwork,
-                            &iwork[0],
-                            <int> liwork, 0, 0, 0, 0)
+        self.p = Projection(n, k, 0, 0, False, n < DENSE_BELOW, d[0], d[1], d[2], d[3], d[4],
+                            d[5], d[6], d[7], d[8], d[9], d[10], d[11], &pivots[0], d[12],
+                            d[13], d[14], d[15], d[16], 0.0, 0.0, d[17], d[18], d[19], d[20],
+                            False, d[21], d[22], <int> lwork, 0, 0, 0, 0)
 
     @property
     def refreshes(self):
@@ -78,30 +76,33 @@ cdef class ProjectionWorkspace:
 
 
 cdef void _refresh(Projection* p, const double* A, Py_ssize_t m, Py_ssize_t lda) noexcept nogil:
-    """``W diag(q) Wᵀ = A`` (its lower triangle) by ``dsyevd``; no terms."""
+    """``W T Wᵀ = A`` (its lower triangle), T tridiagonal, by ``dsytrd`` and ``dorgtr``; no terms."""
     cdef Py_ssize_t i, j
     cdef int n = <int> m, ld = <int> p.stride, info = 0
     for j in range(m):
         for i in range(j, m):
             p.W[j * p.stride + i] = A[j * lda + i]
-    dsyevd(b"V", b"L", &n, p.W, &ld, p.q, p.eigen_work, &p.eigen_lwork, p.eigen_iwork,
-           &p.eigen_liwork, &info)
+    dsytrd(b"L", &n, p.W, &ld, p.q, p.e, p.tau, p.lapack_work, &p.lapack_lwork, &info)
+    if info == 0:
+        dorgtr(b"L", &n, p.W, &ld, p.tau, p.lapack_work, &p.lapack_lwork, &info)
+    if m > 0:
+        p.e[m - 1] = 0.0
     p.m = m
     p.k = 0
     p.valid = info == 0
     p.refreshes = p.refreshes + 1
 
 
-cdef inline void _to_eigen(Projection* p, const double* v, double* out) noexcept nogil:
+cdef inline void _to_reduced(Projection* p, const double* v, double* out) noexcept nogil:
     """out = Wᵀv."""
     cdef int n = <int> p.m, ld = <int> p.stride, one = 1
     cdef double unit = 1.0, zero = 0.0
     dgemv(b"T", &n, &n, &unit, p.W, &ld, <double*> v, &one, &zero, out, &one)
 
 
-cdef void add_eigen_term(Projection* p, const double* z, double scale,
-                         double coef) noexcept nogil:
-    """Record ``A ← A + coef (W scale·z)(W scale·z)ᵀ``; z in eigen coordinates.
+cdef void add_reduced_term(Projection* p, const double* z, double scale,
+                           double coef) noexcept nogil:
+    """Record ``A ← A + coef (W scale·z)(W scale·z)ᵀ``; z in W's coordinates.
 
     z is split into its coordinates on U and a residual (Gram–Schmidt, twice); a
     residual beyond rounding becomes a new column of U.
@@ -131,6 +132,7 @@ cdef void add_eigen_term(Projection* p, const double* z, double scale,
         residual = sqrt(residual)
         for i in range(m):
             p.U[k * p.stride + i] = p.residual[i] / residual
+            p.Ut[i * (p.capacity + 1) + k] = p.U[k * p.stride + i]
         for j in range(k + 1):
             p.G[k * ldg + j] = 0.0
             p.G[j * ldg + k] = 0.0
@@ -146,8 +148,8 @@ cdef void add_term(Projection* p, const double* v, double coef) noexcept nogil:
     """Record ``A ← A + coef v vᵀ``."""
     if not p.valid or coef == 0.0:
         return
-    _to_eigen(p, v, p.work)
-    add_eigen_term(p, p.work, 1.0, coef)
+    _to_reduced(p, v, p.work)
+    add_reduced_term(p, p.work, 1.0, coef)
 
 
 cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil:
@@ -161,35 +163,70 @@ cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil:
         p.W[m * p.stride + i] = 0.0
     p.W[m * p.stride + m] = 1.0
     p.q[m] = diagonal
+    p.e[m] = 0.0  # e[m − 1] is already 0: the last row of T has no subdiagonal entry
     for i in range(p.k):
         p.U[i * p.stride + m] = 0.0
+        p.Ut[m * (p.capacity + 1) + i] = 0.0
     p.m = m + 1
 
 
 cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nogil:
-    """Prepare solves with ``A / σ − shift I``; nonzero when that is not positive definite."""
+    """Prepare solves with ``A / σ − shift I``; nonzero when that is not positive definite.
+
+    ``T / σ − shift I = L D Lᵀ`` (D > 0 exactly when it is positive definite), then the
+    solves of the terms' columns and of the direction, and the capacitance matrix.
+    """
     cdef Py_ssize_t i, j, m = p.m, k = p.k
     cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, ldg = <int> p.capacity
-    cdef int info = 0
-    cdef double diagonal, unit = 1.0, zero = 0.0
+    cdef int info = 0, ld_rows = <int> (p.capacity + 1)
+    cdef Py_ssize_t ldt = p.capacity + 1
+    cdef double pivot, unit = 1.0, zero = 0.0
+    cdef double* row
+    cdef double* dinv = p.dinv
+    cdef const double* e = p.e
     p.shift = shift
     p.inverse_scale = inverse_scale
+    # The pivots' chain first (one division a step), the rest vectorised after it.
+    pivot = p.q[0] * inverse_scale - shift
     for i in range(m):
-        diagonal = p.q[i] * inverse_scale - shift
-        if not diagonal > 0.0:
+        if not pivot > 0.0:
             return 1
-        p.dinv[i] = 1.0 / diagonal
-        p.root_dinv[i] = sqrt(p.dinv[i])
-    if k == 0:
-        return 0
-    for j in range(k):
-        for i in range(m):
-            p.Y[j * p.stride + i] = p.U[j * p.stride + i] * p.root_dinv[i]
-    dsyrk(b"L", b"T", &kk, &n, &unit, p.Y, &ld, &zero, p.gram, &ldg)
+        dinv[i] = 1.0 / pivot
+        if i + 1 < m:
+            pivot = (p.q[i + 1] * inverse_scale - shift
+                     - e[i] * inverse_scale * e[i] * inverse_scale * dinv[i])
+    for i in range(m):
+        p.root_dinv[i] = sqrt(dinv[i])
+        p.l[i] = e[i] * inverse_scale * dinv[i]
+    # Y = D^{-1/2} L⁻¹ [U d] by rows: the columns' recurrences run side by side.
+    for i in range(m):
+        row = p.Y + i * ldt
+        for j in range(k):
+            row[j] = p.Ut[i * ldt + j]
+        row[k] = p.direction[i]
+        if i > 0:
+            for j in range(k + 1):
+                row[j] = row[j] - p.l[i - 1] * row[j - ldt]
+    for i in range(m):
+        row = p.Y + i * ldt
+        for j in range(k + 1):
+            row[j] = row[j] * p.root_dinv[i]
+    if k > 0:
+        dsyrk(b"L", b"N", &kk, &n, &unit, p.Y, &ld_rows, &zero, p.gram, &ldg)
     for j in range(k):
         for i in range(j + 1, k):
             p.gram[i * ldg + j] = p.gram[j * ldg + i]
-    # S = I + (G / σ) UᵀD⁻¹U
+    # Y ← ((T/σ − shift)⁻¹ [U d])ᵀ = (L⁻ᵀ D^{-1/2} Y)ᵀ, for the solves.
+    for i in range(m - 1, -1, -1):
+        row = p.Y + i * ldt
+        for j in range(k + 1):
+            row[j] = row[j] * p.root_dinv[i]
+        if i + 1 < m:
+            for j in range(k + 1):
+                row[j] = row[j] - p.l[i] * row[j + ldt]
+    if k == 0:
+        return 0
+    # S = I + (G / σ) Uᵀ(T/σ − shift)⁻¹U
     dgemm(b"N", b"N", &kk, &kk, &kk, &inverse_scale, p.G, &ldg, p.gram, &ldg, &zero, p.S,
           &ldg)
     for j in range(k):
@@ -199,25 +236,30 @@ cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nog
 
 
 cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
-    """x = (D + U G Uᵀ / σ)⁻¹ b by Woodbury, for the last ``_factor``."""
-    cdef Py_ssize_t i, m = p.m
+    """x = (T / σ − shift I + U G Uᵀ / σ)⁻¹ b by Woodbury, for the last ``_factor``."""
+    cdef Py_ssize_t i, m = p.m, ldt = p.capacity + 1
     cdef int n = <int> m, kk = <int> p.k, ld = <int> p.stride, ldg = <int> p.capacity
-    cdef int one = 1, info = 0
+    cdef int one = 1, info = 0, ld_rows = <int> ldt
     cdef double unit = 1.0, zero = 0.0, minus = -1.0
-    for i in range(m):
-        x[i] = p.dinv[i] * b[i]
+    if b == p.direction:
+        # The direction was solved in _factor, beside the columns of U.
+        for i in range(m):
+            x[i] = p.Y[i * ldt + p.k]
+    else:  # x = L⁻ᵀ D⁻¹ L⁻¹ b
+        for i in range(m):
+            x[i] = b[i] - (p.l[i - 1] * x[i - 1] if i > 0 else 0.0)
+        for i in range(m - 1, -1, -1):
+            x[i] = x[i] * p.dinv[i] - (p.l[i] * x[i + 1] if i + 1 < m else 0.0)
     if p.k == 0:
         return
     dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
     dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.terms, &one)
     dgetrs(b"N", &kk, &one, p.S, &ldg, p.pivots, p.terms, &ldg, &info)
-    dgemv(b"N", &n, &kk, &unit, p.U, &ld, p.terms, &one, &zero, p.correction, &one)
-    for i in range(m):
-        x[i] = x[i] - p.dinv[i] * p.correction[i]
+    dgemv(b"T", &kk, &n, &minus, p.Y, &ld_rows, p.terms, &one, &unit, x, &one)
 
 
 cdef bint _solve(Projection* p, const double* b, double* x) noexcept nogil:
-    """x = (A / σ − shift I)⁻¹ b in eigen coordinates, for the last ``_factor``.
+    """x = (A / σ − shift I)⁻¹ b in W's coordinates, for the last ``_factor``.
 
     Woodbury loses accuracy when D has entries near zero (A singular, λ near 0) that the
     terms fill: up to about ``eps / min D``, at most about 1e-3 since λ ≤ −1e-13 σ.
@@ -241,8 +283,10 @@ cdef bint _solve(Projection* p, const double* b, double* x) noexcept nogil:
         dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
         dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.coords,
               &one)
-        for i in range(m):
-            p.residual[i] = b[i] - (p.q[i] * p.inverse_scale - p.shift) * x[i]
+        for i in range(m):  # b − (T/σ − shift) x, then − U G Uᵀ x / σ
+            p.residual[i] = (b[i] - (p.q[i] * p.inverse_scale - p.shift) * x[i]
+                             - (p.e[i - 1] * p.inverse_scale * x[i - 1] if i > 0 else 0.0)
+                             - (p.e[i] * p.inverse_scale * x[i + 1] if i + 1 < m else 0.0))
         dgemv(b"N", &n, &kk, &minus, p.U, &ld, p.coords, &one, &unit, p.residual, &one)
         _woodbury(p, p.residual, p.work)
         size = 0.0
@@ -276,7 +320,7 @@ cdef int _dense_factor(Projection* p, const double* A, Py_ssize_t lda, double sh
 
 
 cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil:
-    """x = (A / σ − shift I)⁻¹ b in eigen coordinates (A's own when ``dense_only``)."""
+    """x = (A / σ − shift I)⁻¹ b in W's coordinates (A's own when ``dense_only``)."""
     cdef int n = <int> p.m, ld = <int> p.stride, one = 1, info = 0
     cdef double unit = 1.0, zero = 0.0
     cdef Py_ssize_t i
@@ -364,7 +408,7 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     one step of inverse iteration with the shift λ, which leaves both accurate to about
     1e-14 relative. The problem is solved for ``Â / σ`` with unit v,
     ``σ = tr A + α‖v‖²``, so no intermediate can overflow. On return ``p.vector`` holds
-    u in eigen coordinates.
+    u in W's coordinates.
 
     Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
     """
@@ -386,7 +430,7 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         p.work[i] = v[i] / length
         p.direction[i] = p.work[i]
     if not p.dense_only:
-        _to_eigen(p, p.work, p.direction)
+        _to_reduced(p, p.work, p.direction)
     # Â / σ = A / σ − weight · direction directionᵀ, its least eigenvalue in [−weight, 0).
     weight = alpha * length * length / scale
     eigenvalue = -_NEGLIGIBLE
