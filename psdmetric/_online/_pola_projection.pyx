@@ -176,13 +176,11 @@ cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nog
     ``T / σ − shift I = L D Lᵀ`` (D > 0 exactly when it is positive definite), then the
     solves of the terms' columns and of the direction, and the capacitance matrix.
     """
-    cdef Py_ssize_t i, j, m = p.m, k = p.k
+    cdef Py_ssize_t i, j, m = p.m, k = p.k, ldt = p.capacity + 1
     cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, ldg = <int> p.capacity
     cdef int info = 0, ld_rows = <int> (p.capacity + 1)
-    cdef Py_ssize_t ldt = p.capacity + 1
     cdef double pivot, unit = 1.0, zero = 0.0
     cdef double* row
-    cdef double* dinv = p.dinv
     cdef const double* e = p.e
     p.shift = shift
     p.inverse_scale = inverse_scale
@@ -191,13 +189,13 @@ cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nog
     for i in range(m):
         if not pivot > 0.0:
             return 1
-        dinv[i] = 1.0 / pivot
+        p.dinv[i] = 1.0 / pivot
         if i + 1 < m:
             pivot = (p.q[i + 1] * inverse_scale - shift
-                     - e[i] * inverse_scale * e[i] * inverse_scale * dinv[i])
+                     - e[i] * inverse_scale * e[i] * inverse_scale * p.dinv[i])
     for i in range(m):
-        p.root_dinv[i] = sqrt(dinv[i])
-        p.l[i] = e[i] * inverse_scale * dinv[i]
+        p.root_dinv[i] = sqrt(p.dinv[i])
+        p.l[i] = e[i] * inverse_scale * p.dinv[i]
     # Y = D^{-1/2} L⁻¹ [U d] by rows: the columns' recurrences run side by side.
     for i in range(m):
         row = p.Y + i * ldt
@@ -399,11 +397,13 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     Rayleigh quotient ``rayleigh = vᵀÂv / ‖v‖²`` when that is negative (then λ ≤ rayleigh
     exists). Otherwise one Newton step from the left end ``−α‖v‖²`` of the interval that
     holds λ lands right of the root, and below zero when a root exists: if it lands below
-    ``−_NEGLIGIBLE · σ`` Newton continues from there; else one evaluation there, where
-    its solve is accurate without a dense factorisation, says whether a root exists at
-    all (the end for a pair that needs no projection), and if one does, probes at ``−α‖v‖² 10^{-3j}`` look for a better-conditioned start right of
-    the root, and the last start is just below zero, where
-    ``A − λI`` is nearly singular whenever A is. Once a Newton step is below
+    ``−_NEGLIGIBLE · σ`` Newton continues from there; else one evaluation there, when its
+    solve is accurate without a dense factorisation, says whether a root exists at all
+    (the end for a pair that needs no projection) and if one does, Newton starts there.
+    When that solve is not accurate, probes at ``−α‖v‖² 10^{-3j}`` look for a
+    better-conditioned start right of the root, and the last start is just below zero,
+    where ``A − λI`` is nearly singular whenever A is. A start's evaluation is the first
+    Newton iteration's. Once a Newton step is below
     1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector gets
     one step of inverse iteration with the shift λ, which leaves both accurate to about
     1e-14 relative. The problem is solved for ``Â / σ`` with unit v,
@@ -415,7 +415,7 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     cdef Py_ssize_t i, iteration
     cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
     cdef double g = 0.0, g_slope = 0.0, shift_gain, probe
-    cdef bint right_of_root, solved = False
+    cdef bint right_of_root, solved = False, evaluated = False
     if p.dense_only:
         p.m = m
     elif not p.valid or p.m != m or p.k + 2 > p.capacity:
@@ -445,11 +445,12 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         if -weight + step < eigenvalue:
             eigenvalue = -weight + step if step > 0.0 else -weight
             right_of_root = True
-        elif (_evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope, False) == 0
-              and weight * g <= 1.0):
-            # ψ(−_NEGLIGIBLE) ≥ α: no eigenvalue below it. Only when the solve there is
-            # accurate without the dense factorisation, which the probes avoid.
-            return 0.0
+        elif _evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope, False) == 0:
+            # Accurate without the dense factorisation: ψ(−_NEGLIGIBLE) ≥ α means no
+            # eigenvalue below it, else Newton starts there, right of the root.
+            if weight * g <= 1.0:
+                return 0.0
+            right_of_root = evaluated = True
         probe = -weight * 1e-3
         while not right_of_root and probe < eigenvalue:
             # A root, if any, is near zero, where A − λI is nearly singular when A is:
@@ -458,15 +459,17 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
                 break
             if weight * g > 1.0:
                 eigenvalue = probe
-                right_of_root = True
+                right_of_root = evaluated = True
             probe = probe * 1e-3
     for iteration in range(_MAX_NEWTON):
-        if _evaluate(p, A, lda, eigenvalue, inverse_scale, &g, &g_slope) != 0:
+        if not evaluated and _evaluate(p, A, lda, eigenvalue, inverse_scale, &g,
+                                       &g_slope) != 0:
             # Rounding left A slightly indefinite: A − λI is not positive definite yet.
             if eigenvalue == -weight:
                 return 0.0
             eigenvalue = 4.0 * eigenvalue if 4.0 * eigenvalue > -weight else -weight
             continue
+        evaluated = False
         solved = True
         if weight * g <= 1.0:
             # ψ(λ) ≥ α: λ is at the root (up to rounding), or no eigenvalue is below λ.
