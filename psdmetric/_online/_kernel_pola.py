@@ -377,9 +377,14 @@ class KernelPOLA(POLA):
             settled = self._rank == rank or self._initial_scale > 0
             self._settled = (X, constraints, lengths, local, embedded) if settled else None
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
-        # M once per point (at most two per pair), not once per pair difference.
-        moved = embedded @ self._small_matrix()
-        squared = np.einsum("ij,ij->i", moved[local[:, 0]] - moved[local[:, 1]], difference)
+        # M once per point when the pairs are many more than the points (random pairs),
+        # else once per pair difference (neighbour pairs: about two per point).
+        if len(labels) > 4 * len(embedded):
+            moved = embedded @ self._small_matrix()
+            products = moved[local[:, 0]] - moved[local[:, 1]]
+        else:
+            products = difference @ self._small_matrix()
+        squared = np.einsum("ij,ij->i", products, difference)
         largest, self._pass_loss = _hinge_losses(squared, labels, self._threshold)
         return largest
 
