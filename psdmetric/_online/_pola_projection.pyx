@@ -70,10 +70,6 @@ cdef class ProjectionWorkspace:
                             d[13], d[14], d[15], d[16], 0.0, 0.0, d[17], d[18], d[19], d[20],
                             False, d[21], d[22], <int> lwork, 0, 0, 0, 0)
 
-    @property
-    def refreshes(self):
-        return self.p.refreshes
-
 
 cdef void _refresh(Projection* p, const double* A, Py_ssize_t m, Py_ssize_t lda) noexcept nogil:
     """``W T Wᵀ = A`` (its lower triangle), T tridiagonal, by ``dsytrd`` and ``dorgtr``; no terms."""
@@ -179,23 +175,19 @@ cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nog
     cdef Py_ssize_t i, j, m = p.m, k = p.k, ldt = p.capacity + 1
     cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, ldg = <int> p.capacity
     cdef int info = 0, ld_rows = <int> (p.capacity + 1)
-    cdef double pivot, unit = 1.0, zero = 0.0
-    cdef double* row
+    cdef double pivot, unit = 1.0, zero = 0.0, *row
     cdef const double* e = p.e
     p.shift = shift
     p.inverse_scale = inverse_scale
-    # The pivots' chain first (one division a step), the rest vectorised after it.
     pivot = p.q[0] * inverse_scale - shift
     for i in range(m):
         if not pivot > 0.0:
             return 1
         p.dinv[i] = 1.0 / pivot
-        if i + 1 < m:
-            pivot = (p.q[i + 1] * inverse_scale - shift
-                     - e[i] * inverse_scale * e[i] * inverse_scale * p.dinv[i])
-    for i in range(m):
         p.root_dinv[i] = sqrt(p.dinv[i])
         p.l[i] = e[i] * inverse_scale * p.dinv[i]
+        if i + 1 < m:
+            pivot = p.q[i + 1] * inverse_scale - shift - e[i] * inverse_scale * p.l[i]
     # Y = D^{-1/2} L⁻¹ [U d] by rows: the columns' recurrences run side by side.
     for i in range(m):
         row = p.Y + i * ldt
@@ -239,8 +231,7 @@ cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
     cdef int n = <int> m, kk = <int> p.k, ld = <int> p.stride, ldg = <int> p.capacity
     cdef int one = 1, info = 0, ld_rows = <int> ldt
     cdef double unit = 1.0, zero = 0.0, minus = -1.0
-    if b == p.direction:
-        # The direction was solved in _factor, beside the columns of U.
+    if b == p.direction:  # solved in _factor, beside the columns of U
         for i in range(m):
             x[i] = p.Y[i * ldt + p.k]
     else:  # x = L⁻ᵀ D⁻¹ L⁻¹ b
@@ -256,7 +247,7 @@ cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
     dgemv(b"T", &kk, &n, &minus, p.Y, &ld_rows, p.terms, &one, &unit, x, &one)
 
 
-cdef bint _solve(Projection* p, const double* b, double* x) noexcept nogil:
+cdef bint _solve(Projection* p, const double* b, double* x, bint refine=True) noexcept nogil:
     """x = (A / σ − shift I)⁻¹ b in W's coordinates, for the last ``_factor``.
 
     Woodbury loses accuracy when D has entries near zero (A singular, λ near 0) that the
@@ -275,7 +266,7 @@ cdef bint _solve(Projection* p, const double* b, double* x) noexcept nogil:
     cdef double unit = 1.0, zero = 0.0, minus = -1.0, size = 0.0, change = 0.0
     cdef double previous = 0.0
     _woodbury(p, b, x)
-    if p.k == 0:
+    if p.k == 0 or not refine:
         return True
     for step in range(_MAX_REFINEMENTS):
         dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
@@ -334,13 +325,14 @@ cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil
 
 cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
                    double inverse_scale, double* g, double* g_slope,
-                   bint dense_fallback=True) noexcept nogil:
+                   bint dense_fallback=True, bint rough=False) noexcept nogil:
     """``g = dᵀ(A/σ − shift I)⁻¹d`` and its slope ``‖(A/σ − shift I)⁻¹d‖²`` (d = v / ‖v‖).
 
     Leaves ``(A/σ − shift I)⁻¹d`` in ``p.vector``. When the solve with the terms fails
     (see ``_solve``), it is redone with a Cholesky factorisation of the dense A (O(m³),
     ``p.dense`` set), or without ``dense_fallback`` 2 is returned. Returns 1 when
-    ``A/σ − shift I`` is not positive definite.
+    ``A/σ − shift I`` is not positive definite. A ``rough`` solve skips the iterative
+    refinement where every pivot of ``T/σ − shift I`` is above 1e-8 (Newton far from λ).
     """
     cdef Py_ssize_t i, m = p.m
     cdef bint converged = False
@@ -349,7 +341,9 @@ cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
         if not p.valid or _factor(p, shift, inverse_scale) != 0:
             return 1
         p.dense = False
-        converged = _solve(p, p.direction, p.vector)
+        for i in range(m):  # a rough solve only where Woodbury loses < ~eps · 1e8
+            rough = rough and p.dinv[i] < 1e8
+        converged = _solve(p, p.direction, p.vector, not rough)
         g[0] = 0.0
         for i in range(m):
             g[0] = g[0] + p.direction[i] * p.vector[i]
@@ -403,19 +397,19 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
     When that solve is not accurate, probes at ``−α‖v‖² 10^{-3j}`` look for a
     better-conditioned start right of the root, and the last start is just below zero,
     where ``A − λI`` is nearly singular whenever A is. A start's evaluation is the first
-    Newton iteration's. Once a Newton step is below
-    1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector gets
-    one step of inverse iteration with the shift λ, which leaves both accurate to about
-    1e-14 relative. The problem is solved for ``Â / σ`` with unit v,
-    ``σ = tr A + α‖v‖²``, so no intermediate can overflow. On return ``p.vector`` holds
-    u in W's coordinates.
+    Newton iteration's; after a step above 1e-3 |λ| the solve may be rough. Once a step is
+    below 1e-7 |λ|, the last step is taken without a new solve setup and the eigenvector
+    gets one step of inverse iteration with the shift λ, which leaves both accurate to
+    about 1e-14 relative. The problem is solved for ``Â / σ`` with unit v, ``σ = tr A +
+    α‖v‖²``, so no intermediate can overflow. On return ``p.vector`` holds u in W's
+    coordinates.
 
     Returns 0 (u untouched) when no eigenvalue lies below ``−_NEGLIGIBLE · σ``.
     """
     cdef Py_ssize_t i, iteration
     cdef double length = 0.0, scale = 0.0, inverse_scale, weight, eigenvalue, step
     cdef double g = 0.0, g_slope = 0.0, shift_gain, probe
-    cdef bint right_of_root, solved = False, evaluated = False
+    cdef bint right_of_root, solved = False, evaluated = False, far = False
     if p.dense_only:
         p.m = m
     elif not p.valid or p.m != m or p.k + 2 > p.capacity:
@@ -463,7 +457,7 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
             probe = probe * 1e-3
     for iteration in range(_MAX_NEWTON):
         if not evaluated and _evaluate(p, A, lda, eigenvalue, inverse_scale, &g,
-                                       &g_slope) != 0:
+                                       &g_slope, True, far) != 0:
             # Rounding left A slightly indefinite: A − λI is not positive definite yet.
             if eigenvalue == -weight:
                 return 0.0
@@ -471,6 +465,9 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
             continue
         evaluated = False
         solved = True
+        if weight * g <= 1.0 and far:
+            far = False  # a rough evaluation says λ is at the root: read it again
+            continue
         if weight * g <= 1.0:
             # ψ(λ) ≥ α: λ is at the root (up to rounding), or no eigenvalue is below λ.
             if not right_of_root:
@@ -480,9 +477,10 @@ cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
         step = g * (1.0 - weight * g) / g_slope
         if eigenvalue + step < -weight:
             step = -weight - eigenvalue
-        if fabs(step) <= 1e-7 * fabs(eigenvalue):
+        if fabs(step) <= 1e-7 * fabs(eigenvalue) and not far:
             eigenvalue = eigenvalue + step
             break
+        far = fabs(step) > 1e-3 * fabs(eigenvalue)  # the next solve may then be rough
         eigenvalue = eigenvalue + step
     if not solved or g_slope == 0.0:
         return 0.0  # no solve succeeded: nothing reliable to project out
