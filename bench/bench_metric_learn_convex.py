@@ -61,12 +61,13 @@ def _constraints(learner, X, y, fold):
 
 
 def _ours(learner, constraints):
+    """psdmetric's learner on metric-learn's problem: every feature (n_components=None)."""
     if learner == "MMC":
-        return psdmetric.MMC(random_state=0), constraints
+        return psdmetric.MMC(n_components=None, random_state=0), constraints
     if learner == "SDML":
         return psdmetric.SDML(random_state=0), constraints
     if learner == "LSML":
-        return psdmetric.LSML(random_state=0), constraints
+        return psdmetric.LSML(n_components=None, random_state=0), constraints
     triplets, basis = constraints
     return psdmetric.SCML(SCML_BETA, basis=basis, random_state=0), triplets
 

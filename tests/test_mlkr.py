@@ -9,6 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import KNeighborsRegressor
 
 from psdmetric import MLKR
+from psdmetric._core import principal_axes
 from psdmetric._regression import _objective
 from psdmetric._regression._objective import mlkr_loss
 
@@ -218,3 +219,19 @@ def test_a_stationary_start_stalls_without_evaluating():
         L, evaluation, stalled = LBFGS().run(flat, start, flat.value_and_gradient(start), 5)
     assert stalled and Flat.calls == 1
     np.testing.assert_array_equal(L, start)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_auto_learns_on_the_leading_principal_axes():
+    # 120 features, above the "auto" cap of 100: the fit on X's 100 leading principal
+    # axes, mapped back; an integer n_components keeps every feature.
+    rng = np.random.RandomState(0)
+    X = rng.randn(80, 120) @ rng.randn(120, 120) / 10
+    y = X[:, 0] - X[:, 1] + 0.1 * rng.randn(80)
+    auto = MLKR(max_iter=5).fit(X, y)
+    axes = principal_axes(X, 100)
+    reduced = MLKR(n_components=None, max_iter=5).fit(X @ axes, y)
+    assert auto.components_.shape == (100, 120)
+    assert np.allclose(auto.components_, reduced.components_ @ axes.T, rtol=1e-9,
+                       atol=1e-12 * np.abs(auto.components_).max())
+    assert MLKR(n_components=110, max_iter=1).fit(X, y).components_.shape == (110, 120)

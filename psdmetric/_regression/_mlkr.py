@@ -23,6 +23,8 @@ from .._core import (
     check_informative,
     check_scale,
     iterate,
+    leading_axes,
+    learned_dimension,
     one_blas_thread,
     oriented_columns,
 )
@@ -50,8 +52,11 @@ class MLKR(MahalanobisMixin):
 
     Parameters
     ----------
-    n_components : int or None, default=None
-        Rows of ``L``; ``None``: ``n_features``.
+    n_components : int, "auto" or None, default="auto"
+        Rows of ``L``; ``None``: ``n_features``. ``"auto"``: ``n_features`` up to 100
+        features; above, ``L`` is learned on the 100 leading principal axes of ``X``
+        (``components_`` is ``L Pᵀ``), as LMNN's: an O(n² · 100) fit
+        (``docs/benchmarks/wide.md``). An array ``init`` keeps every feature.
 
     init : {"pca", "identity"} or array of shape (n_components, n_features), \
             default="pca"
@@ -123,7 +128,8 @@ class MLKR(MahalanobisMixin):
     _constraint_kind = "regression"
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
         "init": [StrOptions({"pca", "identity"}), "array-like"],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -131,7 +137,7 @@ class MLKR(MahalanobisMixin):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=None, *, init="pca", max_iter=50, tol=1e-1, verbose=0,
+    def __init__(self, n_components="auto", *, init="pca", max_iter=50, tol=1e-1, verbose=0,
                  random_state=None):
         self.n_components = n_components
         self.init = init
@@ -161,30 +167,36 @@ class MLKR(MahalanobisMixin):
                              dtype=np.float64)
         check_scale(X, type(self).__name__, self._scale_limits)
         check_informative(X, type(self).__name__)
-        L = self._initial_map(X)
+        axes = None
+        if self.n_components == "auto" and isinstance(self.init, str):
+            axes = leading_axes(X, learned_dimension("auto", X.shape[1]))
+        X_fit = X if axes is None else X @ axes
+        L = self._initial_map(X_fit)
         y = y.astype(np.float64)
         # The blocks are small matrix products: threads would only spin.
         with one_blas_thread():
-            state = _Rounds(X, y, L)
+            state = _Rounds(X_fit, y, L)
             n_iter = iterate(lambda: state.round(L, self.tol), ArrayCheckpoint(L),
                              max_iter=self.max_iter, verbose=self.verbose, name="MLKR",
                              unit="round", columns=(("loss", ".6e"), ("evaluations", "d"),
                                                     ("change", ".2e")))
         self.objective_ = state.value
-        self.components_, self.n_iter_ = L, n_iter
+        self.components_ = L if axes is None else L @ axes.T
+        self.n_iter_ = n_iter
         return self
 
     def _initial_map(self, X):
         n_features = X.shape[1]
+        given = None if self.n_components == "auto" else self.n_components
         if not isinstance(self.init, str):
             L = np.array(self.init, dtype=np.float64, copy=True)
-            rows = self.n_components or L.shape[0]
+            rows = given or L.shape[0]
             if L.ndim != 2 or L.shape != (rows, n_features) or not np.all(np.isfinite(L)):
                 raise ValueError(
                     f"init must be a finite array of shape ({rows}, {n_features}) "
                     f"(n_components, n_features); got shape {L.shape}.")
             return L
-        rows = self.n_components or n_features
+        rows = given or n_features
         if rows > n_features:
             raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
         if self.init == "identity":

@@ -47,7 +47,8 @@ def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
     """Turn ``block = exp(exponents)`` (rows ``start …``) into ``W`` in place.
 
     ``W_ij = p_ij (ŷ_i − y_i)(y_j − ŷ_i)``, ``p_ij`` the block's rows, zero under
-    ``_SMALLEST``, normalised to sum to 1; entries of ``W`` under ``_FLUSH`` zero. Adds the column sums of ``W`` into ``column_sums`` and returns the block's
+    ``_SMALLEST``, normalised to sum to 1; entries of ``W`` under ``_FLUSH`` zero.
+    Adds the column sums of ``W`` into ``column_sums`` and returns the block's
     ``Σ_i (ŷ_i − y_i)²``.
     """
     cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, j
