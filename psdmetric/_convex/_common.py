@@ -6,18 +6,10 @@ import numpy as np
 from scipy import linalg
 from sklearn.utils import check_array
 
-from .._core import leading_axes, learned_dimension, oriented_columns
+from .._core import oriented_columns
 
 # Ridge added to a singular covariance, relative to its mean eigenvalue.
 COVARIANCE_RIDGE = 1e-3
-
-
-def on_leading_axes(X, n_components, every_feature=False):
-    """``X`` on the leading principal axes ``n_components`` asks for, and the axes; ``X``
-    and None for all features, or with ``every_feature`` (an array prior or basis)."""
-    axes = None if every_feature else leading_axes(
-        X, learned_dimension(n_components, X.shape[1]))
-    return (X, None) if axes is None else (X @ axes, axes)
 
 
 def components_from_metric(M):

@@ -15,8 +15,16 @@ from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import LBFGS, ArrayCheckpoint, MahalanobisMixin, Round, iterate, one_blas_thread
-from ._common import components_from_metric, on_leading_axes, prior_and_inverse
+from .._core import (
+    LBFGS,
+    ArrayCheckpoint,
+    MahalanobisMixin,
+    Round,
+    iterate,
+    on_leading_axes,
+    one_blas_thread,
+)
+from ._common import components_from_metric, prior_and_inverse
 
 
 class LSML(MahalanobisMixin):

@@ -24,10 +24,11 @@ from .._core import (
     Round,
     iterate,
     leading_eigenpairs,
+    on_leading_axes,
     one_blas_thread,
     project_trace_bounded,
 )
-from ._common import components_from_metric, on_leading_axes
+from ._common import components_from_metric
 
 # Armijo's sufficient-change fraction; step halvings before a round gives up.
 _ARMIJO, _MAX_HALVINGS = 1e-4, 60

@@ -27,10 +27,11 @@ from .._core import (
     Round,
     TripletConstraints,
     iterate,
+    on_leading_axes,
     one_blas_thread,
     one_thread,
 )
-from ._common import components_from_metric, on_leading_axes
+from ._common import components_from_metric
 from ._scml_basis import default_lda_bases, knn_triplets, lda_basis, triplet_difference_basis
 from ._scml_kernels import triplet_updates, weighted_distances
 

@@ -21,8 +21,8 @@ from ._divergences import logdet_divergence, von_neumann_divergence
 from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
-from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, principal_axes,
-                         span_axes)
+from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, on_leading_axes,
+                         principal_axes, span_axes)
 from ._projections import leading_eigenpairs, project_trace_bounded
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -59,6 +59,7 @@ __all__ = [
     "leading_eigenpairs",
     "learned_dimension",
     "logdet_divergence",
+    "on_leading_axes",
     "one_blas_thread",
     "one_thread",
     "oriented_columns",

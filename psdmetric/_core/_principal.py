@@ -64,3 +64,12 @@ def learned_dimension(n_components, n_features, auto=AUTO_COMPONENTS):
 def leading_axes(X, dimension):
     """``principal_axes(X, dimension)``, or None when ``dimension`` is None (all features)."""
     return None if dimension is None else principal_axes(X, dimension)
+
+
+def on_leading_axes(X, n_components, every_feature=False):
+    """``X`` on the leading principal axes ``n_components`` asks for, and the axes; ``X``
+    and None for all features, or with ``every_feature`` (an array prior, basis or init
+    of the learner fixes them)."""
+    axes = None if every_feature else leading_axes(
+        X, learned_dimension(n_components, X.shape[1]))
+    return (X, None) if axes is None else (X @ axes, axes)

@@ -20,15 +20,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import (
-    AUTO_COMPONENTS,
     LBFGS,
     ArrayCheckpoint,
     MahalanobisMixin,
     Round,
     check_informative,
     iterate,
-    leading_axes,
-    learned_dimension,
+    on_leading_axes,
     one_thread,
     oriented_columns,
     pair_squared_distances,
@@ -213,9 +211,9 @@ class LMNN(MahalanobisMixin):
         # One thread for BLAS and OpenMP: scikit-learn's neighbour search on a class of a
         # few dozen samples spends 30 times its work waking threads (leaf: 1.0 s vs 0.03 s).
         with one_thread():
-            axes = self._principal_axes(X)
-            if axes is not None:
-                X = X @ axes
+            # "auto" above 100 features: L on the leading principal axes (an integer: L's rows).
+            X, axes = on_leading_axes(X, "auto" if self.n_components == "auto" else None,
+                                      not isinstance(self.init, str))
             start = self._initial_map(X, codes)
             X, span = _row_space(X)
             L = start.copy() if span is None else start @ span
@@ -261,12 +259,6 @@ class LMNN(MahalanobisMixin):
     def _constraints_from_labels(self, X, y, random_state):
         # LMNN reads labels itself: its impostors change with the metric.
         return np.unique(y, return_inverse=True)[1].ravel()
-
-    def _principal_axes(self, X):
-        """The leading principal axes ``n_components="auto"`` learns on, or None."""
-        if self.n_components != "auto" or not isinstance(self.init, str):
-            return None
-        return leading_axes(X, learned_dimension("auto", X.shape[1], AUTO_COMPONENTS))
 
     def _initial_map(self, X, codes):
         n_features = X.shape[1]

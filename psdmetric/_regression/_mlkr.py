@@ -23,8 +23,7 @@ from .._core import (
     check_informative,
     check_scale,
     iterate,
-    leading_axes,
-    learned_dimension,
+    on_leading_axes,
     one_blas_thread,
     oriented_columns,
 )
@@ -167,10 +166,9 @@ class MLKR(MahalanobisMixin):
                              dtype=np.float64)
         check_scale(X, type(self).__name__, self._scale_limits)
         check_informative(X, type(self).__name__)
-        axes = None
-        if self.n_components == "auto" and isinstance(self.init, str):
-            axes = leading_axes(X, learned_dimension("auto", X.shape[1]))
-        X_fit = X if axes is None else X @ axes
+        # "auto" above 100 features: L on the leading principal axes (an integer: L's rows).
+        X_fit, axes = on_leading_axes(X, "auto" if self.n_components == "auto" else None,
+                                      not isinstance(self.init, str))
         L = self._initial_map(X_fit)
         y = y.astype(np.float64)
         # The blocks are small matrix products: threads would only spin.
