@@ -42,7 +42,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-6",
+    "KernelPOLA": "pola-7",
     "LFDA": "span-1",
     "LMNN": "lbfgs-6",
     "LogDet": "span-1",
@@ -51,7 +51,7 @@ LEARNER_CODE = {
     "MLKR": "kernels-3-exact-1",
     "MMC": "spg-2",
     "OnlineLogDet": "online-5",
-    "POLA": "pola-5",
+    "POLA": "pola-6",
     "PSDBoost": "psdboost-5",
     "RCA": "span-1",
     "SCML": "threads-1",
