@@ -66,10 +66,10 @@ def leading_axes(X, dimension):
     return None if dimension is None else principal_axes(X, dimension)
 
 
-def on_leading_axes(X, n_components, every_feature=False):
-    """``X`` on the leading principal axes ``n_components`` asks for, and the axes; ``X``
-    and None for all features, or with ``every_feature`` (an array prior, basis or init
-    of the learner fixes them)."""
+def on_leading_axes(X, n_components, every_feature=False, auto=AUTO_COMPONENTS):
+    """``X`` on the leading principal axes ``n_components`` asks for (``"auto"``: ``auto``
+    of them), and the axes; ``X`` and None for all features, or with ``every_feature``
+    (an array prior, basis or init of the learner fixes them)."""
     axes = None if every_feature else leading_axes(
-        X, learned_dimension(n_components, X.shape[1]))
+        X, learned_dimension(n_components, X.shape[1], auto))
     return (X, None) if axes is None else (X @ axes, axes)

@@ -41,8 +41,8 @@ from .._core import (
     MahalanobisMixin,
     Round,
     iterate,
-    leading_axes,
     learned_dimension,
+    on_leading_axes,
     one_blas_thread,
 )
 
@@ -101,8 +101,7 @@ class _BaseOnline(MahalanobisMixin):
 
         Pairs from labels are drawn where the passes run.
         """
-        axes = leading_axes(X, self._n_components(X.shape[1]))
-        return X if axes is None else X @ axes
+        return on_leading_axes(X, self.n_components, auto=self._auto_components)[0]
 
     def _pass_converged(self, previous, loss):
         """The pass lowered the cumulative loss by at most ``tol`` times the previous pass's.

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core import leading_axes, oriented_columns
-from ._pola import _BLOCK, POLA, _hinge_losses
+from ._pola import _BLOCK, POLA, _hinge_losses, _products_by_row
 from ._pola_kernels import kernel_pola_block
 
 # A difference adds a basis vector when its squared residual against the current basis
@@ -377,9 +377,7 @@ class KernelPOLA(POLA):
             settled = self._rank == rank or self._initial_scale > 0
             self._settled = (X, constraints, lengths, local, embedded) if settled else None
         difference = embedded[local[:, 0]] - embedded[local[:, 1]]
-        # M once per point when the pairs are many more than the points (random pairs),
-        # else once per pair difference (neighbour pairs: about two per point).
-        if len(labels) > 4 * len(embedded):
+        if _products_by_row(len(labels), len(embedded)):
             moved = embedded @ self._small_matrix()
             products = moved[local[:, 0]] - moved[local[:, 1]]
         else:

@@ -27,6 +27,12 @@ _BLOCK = 256
 _SPAN_TOLERANCE = 1e-12
 
 
+def _products_by_row(n_pairs, n_rows):
+    """Multiply by the matrix once per row when the pairs are many more than the rows
+    (random pairs), else once per pair difference (neighbour pairs: about two per row)."""
+    return n_pairs > 4 * n_rows
+
+
 def _hinge_losses(squared_distances, labels, threshold):
     """Largest and summed hinge loss of the pairs under ``(A, b)``."""
     if len(squared_distances) == 0:
@@ -333,9 +339,8 @@ class POLA(PairClassifierMixin, _BaseOnline):
             self._matrix[np.diag_indices_from(self._matrix)] += c
         A = self._symmetric_matrix()
         largest, self._pass_loss = 0.0, 0.0
-        # Ax once per row when the pairs are many more than the rows (random pairs), else
-        # once per pair difference (neighbour pairs: about two per row).
-        if len(labels) > 4 * len(X):
+        by_row = _products_by_row(len(labels), len(X))
+        if by_row:
             rows, local = np.unique(constraints.pairs, return_inverse=True)
             moved, local = X[rows] @ A, local.reshape(-1, 2)
         # The training losses under the final (A, b), a block of pairs at a time.
@@ -343,7 +348,7 @@ class POLA(PairClassifierMixin, _BaseOnline):
             block = slice(start, start + _BLOCK * 16)
             informative = np.any(differences[block] != 0, axis=1)
             block_differences = differences[block][informative]
-            if len(labels) > 4 * len(X):
+            if by_row:
                 products = (moved[local[block, 0]] - moved[local[block, 1]])[informative]
             else:
                 products = block_differences @ A
