@@ -166,8 +166,13 @@ def lfda_components(between, within, rows, embedding_type):
             "Reduce the features (e.g. with sklearn.decomposition.PCA first) or give more "
             "samples per class."
         )
-    values, vectors = linalg.eigh(between, within,
-                                  subset_by_index=(n_features - rows, n_features - 1))
+    # Divide and conquer for every pair (at MNIST's 603 dimensions: 0.06 s CPU against
+    # 0.24 s for the bisection driver a subset selects); the bisection for a few.
+    if rows == n_features:
+        values, vectors = linalg.eigh(between, within, driver="gvd")
+    else:
+        values, vectors = linalg.eigh(between, within,
+                                      subset_by_index=(n_features - rows, n_features - 1))
     # S_b is PSD, so a negative eigenvalue is rounding.
     values, vectors = np.maximum(values[::-1], 0.0), oriented_columns(vectors[:, ::-1])
     if embedding_type == "weighted":
@@ -180,29 +185,35 @@ def lfda_components(between, within, rows, embedding_type):
 def local_scatters(X, codes, k):
     """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007).
 
-    With ``G_c = X_cᵀ (D_c − A_c) X_c`` the affinity Laplacian form of class ``c``:
-    ``S_w = Σ_c G_c / n_c`` and ``S_b = Σ_c (G_c/n − H_c/n) + (XᵀX − s sᵀ/n) − S_w``,
-    ``H_c = n_c X_cᵀX_c − s_c s_cᵀ``, ``s`` the sums of rows.
+    With ``R_c = (D_c − A_c) X_c`` the affinity Laplacian of class ``c`` times its rows,
+    ``s`` the sums of rows: ``S_w = Σ_c X_cᵀ R_c / n_c`` and
+    ``S_b = Σ_c X_cᵀ (R_c − n_c X_c + 1 s_cᵀ) / n + (XᵀX − s sᵀ/n) − S_w``: both are
+    ``Xᵀ`` times rows of weights built class by class, one product for the two.
     """
     n_samples, n_features = X.shape
-    within = np.zeros((n_features, n_features))
-    local = np.zeros((n_features, n_features))
+    weights = np.empty((n_samples, 2 * n_features))
     for c in range(codes.max() + 1):
-        members = X[codes == c]
-        laplacian_form = _class_laplacian_form(members, k)
-        sums = members.sum(axis=0)
-        within += laplacian_form / len(members)
-        local += laplacian_form - len(members) * members.T @ members + np.outer(sums, sums)
+        inside = codes == c
+        members = X[inside]
+        n_members = len(members)
+        laplacian_rows = _class_laplacian_rows(members, k)
+        within_rows = laplacian_rows / n_members
+        weights[inside, :n_features] = within_rows
+        weights[inside, n_features:] = (
+            (laplacian_rows - n_members * members + members.sum(axis=0)) / n_samples
+            + members - within_rows)
+    products = X.T @ weights
+    within = products[:, :n_features]
     total = X.sum(axis=0)
-    between = local / n_samples + X.T @ X - np.outer(total, total) / n_samples - within
+    between = products[:, n_features:] - np.outer(total, total) / n_samples
     return (between + between.T) / 2, (within + within.T) / 2
 
 
-def _class_laplacian_form(members, k):
-    """``X_cᵀ (D − A) X_c`` for the class's local-scaling affinity, in row blocks."""
+def _class_laplacian_rows(members, k):
+    """``(D − A) X_c`` for the class's local-scaling affinity, in row blocks."""
     n_members = len(members)
     if n_members < 2:
-        return np.zeros((members.shape[1], members.shape[1]))
+        return np.zeros_like(members)
     step = max(1, _BLOCK_ENTRIES // n_members)
     norms = np.einsum("ij,ij->i", members, members)
     neighbour = min(k, n_members - 1)
@@ -215,7 +226,7 @@ def _class_laplacian_form(members, k):
     scales = np.concatenate([
         np.sqrt(np.partition(distances(start), neighbour, axis=1)[:, neighbour])
         for start in range(0, n_members, step)])
-    form = np.zeros((members.shape[1], members.shape[1]))
+    rows = np.empty_like(members)
     for start in range(0, n_members, step):
         block = slice(start, start + step)
         product = np.outer(scales[block], scales)
@@ -223,10 +234,8 @@ def _class_laplacian_form(members, k):
             affinity = np.exp(-distances(start) / product)
         # A sample at distance 0 from its k-th neighbour has no scale: no affinity.
         affinity[product == 0.0] = 0.0
-        degrees = affinity.sum(axis=1)
-        form += (members[block].T * degrees) @ members[block]
-        form -= members[block].T @ (affinity @ members)
-    return form
+        rows[block] = affinity.sum(axis=1)[:, None] * members[block] - affinity @ members
+    return rows
 
 
 def _squared_distances(members, norms, start, step):
