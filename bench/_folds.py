@@ -55,7 +55,7 @@ LEARNER_CODE = {
     "PSDBoost": "psdboost-5",
     "RCA": "span-1",
     "SCML": "threads-1",
-    "SDML": "remeasured-1",
+    "SDML": "auto-balance-1",
     "VonNeumann": "lanczos-4",
     "VonNeumannCV": "cv-8-lanczos-4",
 }

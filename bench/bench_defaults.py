@@ -17,6 +17,7 @@ suite table, where the chosen defaults are scored on them.
 
     python bench/bench_defaults.py            # writes docs/benchmarks/defaults.{json,md}
     python bench/bench_defaults.py --learners LogDet POLA --out /tmp/defaults
+    python bench/bench_defaults.py --learners SDML --only SDML   # adds SDML to the page
 """
 
 import math
@@ -69,6 +70,11 @@ GRIDS = {
 }
 # POLA's grid, on the default linear kernel: the learner is POLA in feature space.
 GRIDS["KernelPOLA"] = GRIDS["POLA"]
+# SDML: the pairs' weight against the prior ("auto": C definite by construction), beside
+# metric-learn's default (balance_param=0.5 on 40 n_classes² random pairs).
+GRIDS["SDML"] = [{"balance_param": "auto", "pair_weight": weight, **pairs}
+                 for weight in (0.3, 0.6, 0.9) for pairs in _PAIRS] + [
+    {"balance_param": 0.5, "pair_weight": 0.9, "n_neighbors": None}]
 
 
 def build(learner, setting, seed):
@@ -194,4 +200,4 @@ def add_arguments(parser):
 if __name__ == "__main__":
     sys.exit(main("defaults", cases, add_arguments=add_arguments,
                   setup=lambda args: {"datasets": list(DATASETS), "epsilon": EPSILON,
-                                      "learners": {}}))
+                                      **({} if args.only else {"learners": {}})}))

@@ -65,7 +65,7 @@ def _ours(learner, constraints):
     if learner == "MMC":
         return psdmetric.MMC(n_components=None, random_state=0), constraints
     if learner == "SDML":
-        return psdmetric.SDML(random_state=0), constraints
+        return psdmetric.SDML(0.5, random_state=0), constraints
     if learner == "LSML":
         return psdmetric.LSML(n_components=None, random_state=0), constraints
     triplets, basis = constraints
@@ -89,10 +89,10 @@ def objective(learner, X, constraints, M):
         near, far = X[t[:, 0]] - X[t[:, 1]], X[t[:, 0]] - X[t[:, 2]]
         slack = 1 + np.einsum("ij,ij->i", near @ M, near) - np.einsum("ij,ij->i", far @ M, far)
         return float(np.maximum(slack, 0).mean() + SCML_BETA * np.trace(M))
-    from psdmetric._convex._sdml import positive_definite, sdml_matrix
+    from psdmetric._convex._sdml import pair_matrix, positive_definite
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        C = positive_definite(sdml_matrix(X, constraints, np.eye(X.shape[1]), 0.5))[0]
+        C = positive_definite(np.eye(X.shape[1]) + 0.5 * pair_matrix(X, constraints))[0]
     scale = np.sqrt(np.diag(C))
     off = np.abs(M * np.outer(scale, scale))
     sign, log_det = np.linalg.slogdet(M)

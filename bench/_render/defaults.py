@@ -12,6 +12,15 @@ def setting_text(setting):
     return ", ".join(f"{key}={value!r}" for key, value in setting.items()) or "defaults"
 
 
+def _score(value):
+    """A mean score; +∞ (stored as null) when a fit failed on some fold."""
+    return "+∞ (a fit failed)" if value is None or not np.isfinite(value) else f"{value:+.3f}"
+
+
+def _seconds(value):
+    return "—" if value is None or not np.isfinite(value) else f"{value:.3f}"
+
+
 def page(results):
     lines = [
         "# Defaults chosen by leave-one-data-set-out",
@@ -41,8 +50,10 @@ def page(results):
                   "|---|---|---|---|"]
         for index, setting in enumerate(settings):
             mark = " **(default)**" if index == entry["chosen_on_all"] else ""
-            lines.append(f"| `{setting_text(setting)}`{mark} | {entry['mean_score'][index]:+.3f} "
-                         f"| {entry['mean_cpu'][index]:.3f} | {entry['worst_cpu'][index]:.3f} |")
+            lines.append(f"| `{setting_text(setting)}`{mark} "
+                         f"| {_score(entry['mean_score'][index])} "
+                         f"| {_seconds(entry['mean_cpu'][index])} "
+                         f"| {_seconds(entry['worst_cpu'][index])} |")
         seeds = "/".join(str(seed) for seed in entry["seeds"])
         lines += ["", "Held-out scores (error ± se over the folds for the first seed; the "
                   "other seeds' errors; ≤ Euclidean for each seed; points misclassified "
