@@ -53,7 +53,7 @@ LEARNER_CODE = {
     "OnlineLogDet": "online-5",
     "POLA": "pola-6",
     "PSDBoost": "psdboost-5",
-    "RCA": "span-1",
+    "RCA": "auto-25-1",
     "SCML": "threads-1",
     "SDML": "auto-balance-1",
     "VonNeumann": "lanczos-4",

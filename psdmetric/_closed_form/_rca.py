@@ -2,7 +2,9 @@
 
 Closed form: the metric is the inverse of the within-chunklet covariance, the
 transform its inverse square root; with fewer components, the directions of least
-within-chunklet relative to total variance first (the paper's §2.2 reduction).
+within-chunklet relative to total variance first (the paper's §2.2 reduction). Above
+100 features the default learns on the leading principal axes of X, no more than the
+chunklets can estimate.
 """
 
 from numbers import Integral
@@ -11,15 +13,20 @@ import numpy as np
 from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._core import (MahalanobisMixin, PairConstraints, one_blas_thread, oriented_columns,
-                     span_axes)
+from .._core import (AUTO_COMPONENTS, MahalanobisMixin, PairConstraints, on_leading_axes,
+                     one_blas_thread, oriented_columns, span_axes)
 from .._core._chunklets import Chunklets
 
 # Eigenvalues below this fraction of the largest are rank deficiency, not signal.
 _RANK_TOL = 1e-10
+# n_components="auto" above AUTO_COMPONENTS features: at most this many leading principal
+# axes of X. Leave-one-data-set-out over the five sets above 100 features among 10, 25,
+# 50, 100 and p − c alone (bench_wide.py) chose 25 on three held-out sets of five (10 with
+# MNIST or ad_data held out); every feature fits none of them but ad_data.
+AUTO_AXES = 25
 
 
 class RCA(MahalanobisMixin):
@@ -43,10 +50,17 @@ class RCA(MahalanobisMixin):
 
     Parameters
     ----------
-    n_components : int or None, default=None
+    n_components : int, "auto" or None, default="auto"
         Rows of ``L``. ``None``: ``n_features`` and ``L = C^(-1/2)``. Fewer keep the
         directions of smallest within-chunklet variance relative to the total variance
         of the chunklets' samples (generalised eigenvectors of ``(C, S_t)``), whitened.
+        ``"auto"``: ``None`` up to 100 features; above, RCA on the leading principal
+        axes of ``X``, 25 of them and never more than the ``p − c`` the chunklets can
+        estimate (``C`` of ``p`` samples in ``c`` chunklets has rank at most ``p − c``),
+        which reduces the dimension before RCA as Bar-Hillel et al. (2005, §2.2)
+        advise; nothing is learned across the axes (chosen by leave-one-data-set-out
+        over the sets with more than 100 features; metric-learn's default is every
+        feature, whose ``C`` is singular when ``p − c`` is below ``n_features``).
         When the rows of ``X`` span only ``r < n_features`` dimensions (constant or
         linearly dependent features), RCA learns in that span (at most ``r`` rows) and
         gives the directions in which every sample is the same no weight.
@@ -100,16 +114,26 @@ class RCA(MahalanobisMixin):
     >>> np.round(rca.get_mahalanobis_matrix(), 3)
     array([[3.752, 0.076],
            [0.076, 0.187]])
+
+    Above 100 features the default learns on the leading principal axes: 25 here,
+    where 200 pairs of samples could estimate at most 200 directions of 300:
+
+    >>> rng = np.random.RandomState(0)
+    >>> X_wide = rng.randn(400, 300)
+    >>> RCA().fit(X_wide, chunks=np.arange(400) // 2).components_.shape
+    (25, 300)
     """
 
     _parameter_constraints: dict = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "n_components": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
         "n_chunks": [Interval(Integral, 1, None, closed="left"), None],
         "chunk_size": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=None, *, n_chunks=None, chunk_size=2, random_state=None):
+    def __init__(self, n_components="auto", *, n_chunks=None, chunk_size=2,
+                 random_state=None):
         self.n_components = n_components
         self.n_chunks = n_chunks
         self.chunk_size = chunk_size
@@ -154,19 +178,44 @@ class RCA(MahalanobisMixin):
         # One BLAS thread: the second only spins on these small products (tissue fold:
         # 3.75 s CPU on two threads under load, 0.03 s on one).
         with one_blas_thread():
-            axes = span_axes(X)
-            if axes is None:
-                components = rca_components(X, chunklets.chunks, self.n_components)
-            else:
-                _check_span(self.n_components, axes, "RCA")
-                components = rca_components(X @ axes, chunklets.chunks,
-                                            self.n_components) @ axes.T
+            components = _fit_components(X, chunklets.chunks, self.n_components)
         self.components_, self.chunklets_, self.n_iter_ = components, chunklets.chunks, 1
         return self
 
     def _constraints_from_labels(self, X, y, random_state):
         return Chunklets.from_labels(X, y, n_chunks=self.n_chunks, chunk_size=self.chunk_size,
                                      random_state=random_state)
+
+
+def auto_dimension(n_features, chunks, cap=AUTO_AXES):
+    """Leading principal axes ``n_components="auto"`` learns on, or None for every feature.
+
+    Above ``AUTO_COMPONENTS`` features: ``cap``, and at most the rank the within-chunklet
+    covariance can have (``p − c`` for ``p`` samples in ``c`` chunklets: each chunklet's
+    deviations from its mean sum to zero); None if that is every feature.
+    """
+    if n_features <= AUTO_COMPONENTS:
+        return None
+    codes = chunks[chunks >= 0]
+    dimension = min(cap, len(codes) - len(np.unique(codes)))
+    return None if dimension >= n_features else dimension
+
+
+def _fit_components(X, chunks, n_components):
+    """``L`` for ``n_components``: on the leading axes for "auto", in the span of X."""
+    reduced = None
+    if n_components == "auto":
+        dimension = auto_dimension(X.shape[1], chunks)
+        n_components = None
+        if dimension is not None:
+            X, reduced = on_leading_axes(X, "auto", auto=dimension)
+    axes = span_axes(X)
+    if axes is None:
+        components = rca_components(X, chunks, n_components)
+    else:
+        _check_span(n_components, axes, "RCA")
+        components = rca_components(X @ axes, chunks, n_components) @ axes.T
+    return components if reduced is None else components @ reduced.T
 
 
 def rca_components(X, chunks, n_components=None):
