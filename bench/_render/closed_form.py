@@ -200,9 +200,13 @@ def page(results):
         "",
         "Both libraries on the same chunklets: psdmetric's default draw from the training "
         "labels (every class cut into pairs, `random_state=0`), given to metric-learn's "
-        "`RCA` as `chunks`. Where the within-chunklet covariance is singular (constant "
-        "or dependent features), psdmetric raises a ValueError that says so and "
-        "metric-learn returns NaN.",
+        "`RCA` as `chunks`, each with its default `n_components`: metric-learn's every "
+        "feature; psdmetric's `\"auto\"` every feature up to 100 features and above "
+        "(mnist5000, tissue_gene_expression) at most 25 leading principal axes of X, no "
+        "more than the chunklets can estimate (`wide.md`), where the within-chunklet "
+        "covariance of every feature is singular and metric-learn returns NaN. With "
+        "constant or dependent features psdmetric learns in the span of X; metric-learn "
+        "returns NaN.",
         "",
         *_classification_table(results, "rca", False),
         "",

@@ -1,0 +1,52 @@
+"""LFDA's local scatters (one product of weight rows built class by class) and its two
+eigen-drivers (divide and conquer for every component, bisection for a few) against the
+dense n × n oracle of Sugiyama (2007)."""
+
+import numpy as np
+import pytest
+from scipy import linalg
+
+from psdmetric import LFDA
+from psdmetric._closed_form import _lfda
+from test_closed_form import lfda_scatters_oracle, relative_difference
+
+
+def unequal_classes(seed=0):
+    """Three classes of 5, 15 and 40 samples in 8 features, the largest in two clusters."""
+    rng = np.random.RandomState(seed)
+    y = np.repeat([0, 1, 2], [5, 15, 40])
+    centres = 2.0 * rng.randn(4, 8)
+    X = centres[np.where((y == 2) & (np.arange(60) % 2 == 0), 3, y)] + rng.randn(60, 8)
+    return X, y
+
+
+@pytest.mark.parametrize("block_entries", [1 << 22, 100])
+def test_local_scatters_equal_the_dense_oracle(monkeypatch, block_entries):
+    """One block per class, and blocks of two rows (the class of 40 in 20 blocks)."""
+    X, y = unequal_classes()
+    monkeypatch.setattr(_lfda, "_BLOCK_ENTRIES", block_entries)
+    between, within = _lfda.local_scatters(X, y, 7)
+    S_b, S_w = lfda_scatters_oracle(X, y, 7)
+    assert relative_difference(within, S_w) < 1e-12
+    assert relative_difference(between, S_b) < 1e-12
+
+
+def test_every_component_equals_the_dense_oracle():
+    X, y = unequal_classes(1)
+    S_b, S_w = lfda_scatters_oracle(X, y, 7)
+    values, vectors = linalg.eigh(S_b, S_w)
+    model = LFDA().fit(X, y)
+    np.testing.assert_allclose(model.eigenvalues_, values[::-1], rtol=1e-10)
+    oracle = (vectors * values) @ vectors.T
+    assert relative_difference(model.get_mahalanobis_matrix(), oracle) < 1e-10
+
+
+@pytest.mark.parametrize("embedding_type", ["weighted", "plain"])
+def test_fewer_components_are_the_leading_rows_of_all(embedding_type):
+    """The bisection driver's few rows equal the divide-and-conquer driver's first ones."""
+    X, y = unequal_classes(2)
+    every = LFDA(embedding_type=embedding_type).fit(X, y)
+    few = LFDA(n_components=3, embedding_type=embedding_type).fit(X, y)
+    np.testing.assert_allclose(few.eigenvalues_, every.eigenvalues_[:3], rtol=1e-10)
+    np.testing.assert_allclose(few.components_, every.components_[:3], rtol=1e-8,
+                               atol=1e-10 * np.abs(every.components_[:3]).max())
