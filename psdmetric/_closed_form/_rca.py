@@ -245,9 +245,16 @@ def rca_components(X, chunks, n_components=None):
     _check_rank(total_values, n_features, total_values.max(),
                 "total covariance of the chunklets' samples", len(members), codes.max() + 1)
     values, vectors = linalg.eigh(within, total, subset_by_index=(0, rows - 1))
-    # The generalised eigenvalues lie in [0, 1]: C is part of S_t.
-    _check_rank(values, rows, 1.0, "within-chunklet covariance", len(members),
-                codes.max() + 1)
+    # The generalised eigenvalues lie in [0, 1]: C is part of S_t. A zero one is a direction
+    # that RCA would weigh infinitely, and the first any n_components keeps.
+    flat = int(np.sum(values <= _RANK_TOL))
+    if flat:
+        raise ValueError(
+            f"RCA: the within-chunklet covariance (from {len(members)} samples in "
+            f"{codes.max() + 1} chunklet(s)) is zero along {flat}"
+            f"{' or more' if flat == rows else ''} direction(s) in which those samples "
+            "vary, so its inverse does not exist there whatever n_components. Use more or "
+            "larger chunklets, or fewer features (e.g. sklearn.decomposition.PCA first).")
     # Aᵀ S_t A = I, so Aᵀ C A = diag(values): whiten each kept direction.
     return np.ascontiguousarray((oriented_columns(vectors) / np.sqrt(values)).T)
 
