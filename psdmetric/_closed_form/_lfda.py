@@ -193,17 +193,19 @@ def local_scatters(X, codes, k):
     ``Xᵀ`` times rows of weights built class by class, one product for the two.
     """
     n_samples, n_features = X.shape
+    # Rows grouped by class: each class a slice of X and of the weights.
+    order = np.argsort(codes, kind="stable")
+    X, bounds = X[order], np.r_[0, np.cumsum(np.bincount(codes))]
     weights = np.empty((n_samples, 2 * n_features))
-    for c in range(codes.max() + 1):
-        inside = codes == c
-        members = X[inside]
-        n_members = len(members)
-        laplacian_rows = _class_laplacian_rows(members, k)
-        within_rows = laplacian_rows / n_members
-        weights[inside, :n_features] = within_rows
-        weights[inside, n_features:] = (
-            (laplacian_rows - n_members * members + members.sum(axis=0)) / n_samples
-            + members - within_rows)
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        members, n_members = X[start:stop], stop - start
+        within_rows, between_rows = weights[start:stop, :n_features], weights[start:stop,
+                                                                              n_features:]
+        np.divide(_class_laplacian_rows(members, k), n_members, out=within_rows)
+        # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c, with R_c/n_c already in within_rows.
+        np.multiply(within_rows, n_members / n_samples - 1.0, out=between_rows)
+        between_rows += members * (1.0 - n_members / n_samples)
+        between_rows += members.sum(axis=0) / n_samples
     products = X.T @ weights
     within = products[:, :n_features]
     total = X.sum(axis=0)
