@@ -2,8 +2,9 @@
 
 cdef struct Projection:
     # A = W (T + U G Uᵀ) Wᵀ: the tridiagonal reduction of A at the last refresh (T has
-    # diagonal q and subdiagonal e, W is orthogonal) and the rank-one terms added since,
-    # on k orthonormal columns U (in W's coordinates).
+    # diagonal q and subdiagonal e, W is orthogonal, held as dsytrd's reflectors in the
+    # array W) and the rank-one terms added since, on k orthonormal columns U (in W's
+    # coordinates).
     Py_ssize_t stride     # leading dimension of W, U and Y (the largest dimension m)
     Py_ssize_t capacity   # columns of U before the next refresh; leading dimension of G
     Py_ssize_t m          # dimension of the representation
@@ -41,6 +42,7 @@ cdef struct Projection:
     double* factor
     bint dense
     double* tau           # the Householder scalars of the reduction
+    Py_ssize_t reflected  # the dimension at the refresh: W's reflectors act on it
     double* lapack_work
     int lapack_lwork
     # Counters for the benchmarks: projections that removed an eigenvalue, refreshes,

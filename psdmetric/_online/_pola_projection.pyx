@@ -10,8 +10,8 @@ refreshed every ``capacity`` rank-one terms, with the terms since kept as ``W U 
 a projection's eigenvector, changes only G). By Woodbury, ``(D + U G Uᵀ)⁻¹ = D⁻¹ −
 D⁻¹U (I + G UᵀD⁻¹U)⁻¹ G UᵀD⁻¹`` with ``D = T − λI ≻ 0`` (its ``L D Lᵀ`` costs O(m)): an
 O(m k²) solve, against the O(m³) Cholesky factorisation of ``A − λI``. A refresh
-(``dsytrd``, ``dorgtr``: O(m³), half a ``dsyevd``) is shared by ``capacity ≈ m^{2/3}``
-terms: O(m^{7/3}) per round amortised. Where the terms nearly cancel (a direction a
+(``dsytrd``: O(m³), W kept as its Householder reflectors) is shared by ``capacity ≈
+m^{2/3}`` terms: O(m^{7/3}) per round amortised. Where the terms nearly cancel (a direction a
 projection left at zero, probed just below λ = 0), Woodbury is too ill-conditioned and one
 evaluation falls back to the Cholesky factorisation of the dense A; below ``DENSE_BELOW``
 dimensions every evaluation is that factorisation, which is then the cheaper one.
@@ -20,7 +20,10 @@ import numpy as np
 
 from libc.math cimport fabs, sqrt
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk
-from scipy.linalg.cython_lapack cimport dgetrf, dgetrs, dorgtr, dpotrf, dpotrs, dsytrd
+from scipy.linalg.cython_lapack cimport dpotrs, dsytrd
+
+from ._pola_linalg cimport (apply_reflectors, lu_factor, lu_solve, shifted_cholesky,
+                           tridiagonal_residual)
 
 # A negative eigenvalue above −_NEGLIGIBLE · (tr A + α‖v‖²) is not projected out: that far
 # below the rounding level of the matrix it cannot be told from zero.
@@ -51,7 +54,7 @@ cdef class ProjectionWorkspace:
     def __cinit__(self, Py_ssize_t stride):
         cdef Py_ssize_t n = max(stride, 1)
         cdef Py_ssize_t k = projection_capacity(n)
-        lwork = 64 * n  # dsytrd and dorgtr: n times their block size
+        lwork = 64 * n  # dsytrd: n times its block size
         doubles = [np.zeros(size) for size in (
             n * n, n, n, n * k, n * (k + 1), k * k,  # W, q, e, U, Ut, G
             n, n, n, n * (k + 1), k * k, k * k,  # l, dinv, root_dinv, Y, gram, S
@@ -68,19 +71,18 @@ cdef class ProjectionWorkspace:
         self.p = Projection(n, k, 0, 0, False, n < DENSE_BELOW, d[0], d[1], d[2], d[3], d[4],
                             d[5], d[6], d[7], d[8], d[9], d[10], d[11], &pivots[0], d[12],
                             d[13], d[14], d[15], d[16], 0.0, 0.0, d[17], d[18], d[19], d[20],
-                            False, d[21], d[22], <int> lwork, 0, 0, 0, 0)
+                            False, d[21], 0, d[22], <int> lwork, 0, 0, 0, 0)
 
 
 cdef void _refresh(Projection* p, const double* A, Py_ssize_t m, Py_ssize_t lda) noexcept nogil:
-    """``W T Wᵀ = A`` (its lower triangle), T tridiagonal, by ``dsytrd`` and ``dorgtr``; no terms."""
+    """``W T Wᵀ = A`` (its lower triangle) by ``dsytrd``, W kept as its reflectors; no terms."""
     cdef Py_ssize_t i, j
     cdef int n = <int> m, ld = <int> p.stride, info = 0
     for j in range(m):
         for i in range(j, m):
             p.W[j * p.stride + i] = A[j * lda + i]
     dsytrd(b"L", &n, p.W, &ld, p.q, p.e, p.tau, p.lapack_work, &p.lapack_lwork, &info)
-    if info == 0:
-        dorgtr(b"L", &n, p.W, &ld, p.tau, p.lapack_work, &p.lapack_lwork, &info)
+    p.reflected = m
     if m > 0:
         p.e[m - 1] = 0.0
     p.m = m
@@ -89,11 +91,17 @@ cdef void _refresh(Projection* p, const double* A, Py_ssize_t m, Py_ssize_t lda)
     p.refreshes = p.refreshes + 1
 
 
+cdef inline void _reflect(Projection* p, double* x, bint transpose) noexcept nogil:
+    """x ← Wᵀx (``transpose``) or W x; coordinates added by ``grow`` since are kept."""
+    apply_reflectors(p.W, p.tau, p.reflected, p.stride, x, transpose)
+
+
 cdef inline void _to_reduced(Projection* p, const double* v, double* out) noexcept nogil:
     """out = Wᵀv."""
-    cdef int n = <int> p.m, ld = <int> p.stride, one = 1
-    cdef double unit = 1.0, zero = 0.0
-    dgemv(b"T", &n, &n, &unit, p.W, &ld, <double*> v, &one, &zero, out, &one)
+    cdef Py_ssize_t i
+    for i in range(p.m):
+        out[i] = v[i]
+    _reflect(p, out, True)
 
 
 cdef void add_reduced_term(Projection* p, const double* z, double scale,
@@ -154,10 +162,6 @@ cdef void grow(Projection* p, Py_ssize_t m, double diagonal) noexcept nogil:
     if not p.valid or p.m != m or m >= p.stride:
         p.valid = False
         return
-    for i in range(m):
-        p.W[i * p.stride + m] = 0.0
-        p.W[m * p.stride + i] = 0.0
-    p.W[m * p.stride + m] = 1.0
     p.q[m] = diagonal
     p.e[m] = 0.0  # e[m − 1] is already 0: the last row of T has no subdiagonal entry
     for i in range(p.k):
@@ -173,63 +177,73 @@ cdef int _factor(Projection* p, double shift, double inverse_scale) noexcept nog
     solves of the terms' columns and of the direction, and the capacitance matrix.
     """
     cdef Py_ssize_t i, j, m = p.m, k = p.k, ldt = p.capacity + 1
-    cdef int n = <int> m, kk = <int> k, ld = <int> p.stride, ldg = <int> p.capacity
-    cdef int info = 0, ld_rows = <int> (p.capacity + 1)
-    cdef double pivot, unit = 1.0, zero = 0.0, *row
+    cdef int n = <int> m, kk = <int> k, ldg = <int> p.capacity
+    cdef int ld_rows = <int> (p.capacity + 1)
+    cdef double pivot, coef, root, unit = 1.0, zero = 0.0
+    cdef double* row
+    cdef double* dinv = p.dinv
+    cdef double* root_dinv = p.root_dinv
+    cdef double* l = p.l
     cdef const double* e = p.e
+    cdef const double* terms
     p.shift = shift
     p.inverse_scale = inverse_scale
     pivot = p.q[0] * inverse_scale - shift
     for i in range(m):
         if not pivot > 0.0:
             return 1
-        p.dinv[i] = 1.0 / pivot
-        p.root_dinv[i] = sqrt(p.dinv[i])
-        p.l[i] = e[i] * inverse_scale * p.dinv[i]
+        dinv[i] = 1.0 / pivot
+        coef = e[i] * inverse_scale
+        l[i] = coef * dinv[i]
         if i + 1 < m:
-            pivot = p.q[i + 1] * inverse_scale - shift - e[i] * inverse_scale * p.l[i]
-    # Y = D^{-1/2} L⁻¹ [U d] by rows: the columns' recurrences run side by side.
+            # One division on the recurrence's critical path, not a division and two products.
+            pivot = p.q[i + 1] * inverse_scale - shift - coef * coef / pivot
+    # Y = D^{-1/2} L⁻¹ [U d] by rows, the columns' recurrences side by side: row i is
+    # D_i^{-1/2} ([U d]_i − l_{i−1} D_{i−1}^{1/2} row_{i−1}).
     for i in range(m):
+        root = sqrt(dinv[i])
+        root_dinv[i] = root
         row = p.Y + i * ldt
-        for j in range(k):
-            row[j] = p.Ut[i * ldt + j]
-        row[k] = p.direction[i]
-        if i > 0:
-            for j in range(k + 1):
-                row[j] = row[j] - p.l[i - 1] * row[j - ldt]
-    for i in range(m):
-        row = p.Y + i * ldt
-        for j in range(k + 1):
-            row[j] = row[j] * p.root_dinv[i]
+        terms = p.Ut + i * ldt
+        if i == 0:
+            for j in range(k):
+                row[j] = root * terms[j]
+            row[k] = root * p.direction[0]
+        else:
+            coef = l[i - 1] / root_dinv[i - 1]
+            for j in range(k):
+                row[j] = root * (terms[j] - coef * row[j - ldt])
+            row[k] = root * (p.direction[i] - coef * row[k - ldt])
     if k > 0:
         dsyrk(b"L", b"N", &kk, &n, &unit, p.Y, &ld_rows, &zero, p.gram, &ldg)
+    # Y ← ((T/σ − shift)⁻¹ [U d])ᵀ = (L⁻ᵀ D^{-1/2} Y)ᵀ, for the solves.
+    row = p.Y + (m - 1) * ldt
+    for j in range(k + 1):
+        row[j] = row[j] * root_dinv[m - 1]
+    for i in range(m - 2, -1, -1):
+        row = p.Y + i * ldt
+        root = root_dinv[i]
+        coef = l[i]
+        for j in range(k + 1):
+            row[j] = row[j] * root - coef * row[j + ldt]
+    if k == 0:
+        return 0
+    # S = I + (G / σ) Uᵀ(T/σ − shift)⁻¹U (the lower triangle of the Gram matrix is read)
     for j in range(k):
         for i in range(j + 1, k):
             p.gram[i * ldg + j] = p.gram[j * ldg + i]
-    # Y ← ((T/σ − shift)⁻¹ [U d])ᵀ = (L⁻ᵀ D^{-1/2} Y)ᵀ, for the solves.
-    for i in range(m - 1, -1, -1):
-        row = p.Y + i * ldt
-        for j in range(k + 1):
-            row[j] = row[j] * p.root_dinv[i]
-        if i + 1 < m:
-            for j in range(k + 1):
-                row[j] = row[j] - p.l[i] * row[j + ldt]
-    if k == 0:
-        return 0
-    # S = I + (G / σ) Uᵀ(T/σ − shift)⁻¹U
     dgemm(b"N", b"N", &kk, &kk, &kk, &inverse_scale, p.G, &ldg, p.gram, &ldg, &zero, p.S,
           &ldg)
     for j in range(k):
         p.S[j * ldg + j] = p.S[j * ldg + j] + 1.0
-    dgetrf(&kk, &kk, p.S, &ldg, p.pivots, &info)
-    return info
+    return lu_factor(p.S, k, p.capacity, p.pivots)
 
 
 cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
     """x = (T / σ − shift I + U G Uᵀ / σ)⁻¹ b by Woodbury, for the last ``_factor``."""
     cdef Py_ssize_t i, m = p.m, ldt = p.capacity + 1
     cdef int n = <int> m, kk = <int> p.k, ld = <int> p.stride, ldg = <int> p.capacity
-    cdef int one = 1, info = 0, ld_rows = <int> ldt
+    cdef int one = 1, ld_rows = <int> ldt
     cdef double unit = 1.0, zero = 0.0, minus = -1.0
     if b == p.direction:  # solved in _factor, beside the columns of U
         for i in range(m):
@@ -243,7 +257,7 @@ cdef void _woodbury(Projection* p, const double* b, double* x) noexcept nogil:
         return
     dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
     dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.terms, &one)
-    dgetrs(b"N", &kk, &one, p.S, &ldg, p.pivots, p.terms, &ldg, &info)
+    lu_solve(p.S, p.k, p.capacity, p.pivots, p.terms)
     dgemv(b"T", &kk, &n, &minus, p.Y, &ld_rows, p.terms, &one, &unit, x, &one)
 
 
@@ -272,10 +286,8 @@ cdef bint _solve(Projection* p, const double* b, double* x, bint refine=True) no
         dgemv(b"T", &n, &kk, &unit, p.U, &ld, x, &one, &zero, p.t, &one)
         dgemv(b"N", &kk, &kk, &p.inverse_scale, p.G, &ldg, p.t, &one, &zero, p.coords,
               &one)
-        for i in range(m):  # b − (T/σ − shift) x, then − U G Uᵀ x / σ
-            p.residual[i] = (b[i] - (p.q[i] * p.inverse_scale - p.shift) * x[i]
-                             - (p.e[i - 1] * p.inverse_scale * x[i - 1] if i > 0 else 0.0)
-                             - (p.e[i] * p.inverse_scale * x[i + 1] if i + 1 < m else 0.0))
+        # b − (T/σ − shift) x, then − U G Uᵀ x / σ
+        tridiagonal_residual(p.q, p.e, m, p.inverse_scale, p.shift, b, x, p.residual)
         dgemv(b"N", &n, &kk, &minus, p.U, &ld, p.coords, &one, &unit, p.residual, &one)
         _woodbury(p, p.residual, p.work)
         size = 0.0
@@ -298,29 +310,20 @@ cdef bint _solve(Projection* p, const double* b, double* x, bint refine=True) no
 cdef int _dense_factor(Projection* p, const double* A, Py_ssize_t lda, double shift,
                        double inverse_scale) noexcept nogil:
     """Cholesky factor of ``A / σ − shift I`` from the dense A; nonzero if not positive definite."""
-    cdef Py_ssize_t i, j, m = p.m
-    cdef int n = <int> m, ld = <int> p.stride, info = 0
-    for j in range(m):
-        for i in range(j, m):
-            p.factor[j * p.stride + i] = A[j * lda + i] * inverse_scale
-        p.factor[j * p.stride + j] = p.factor[j * p.stride + j] - shift
-    dpotrf(b"L", &n, p.factor, &ld, &info)
-    return info
+    return shifted_cholesky(A, lda, p.m, inverse_scale, shift, p.factor, p.stride)
 
 
 cdef void _dense_solve(Projection* p, const double* b, double* x) noexcept nogil:
     """x = (A / σ − shift I)⁻¹ b in W's coordinates (A's own when ``dense_only``)."""
     cdef int n = <int> p.m, ld = <int> p.stride, one = 1, info = 0
-    cdef double unit = 1.0, zero = 0.0
     cdef Py_ssize_t i
-    if p.dense_only:
-        for i in range(p.m):
-            x[i] = b[i]
-        dpotrs(b"L", &n, &one, p.factor, &ld, x, &ld, &info)
-        return
-    dgemv(b"N", &n, &n, &unit, p.W, &ld, <double*> b, &one, &zero, p.work, &one)
-    dpotrs(b"L", &n, &one, p.factor, &ld, p.work, &ld, &info)
-    dgemv(b"T", &n, &n, &unit, p.W, &ld, p.work, &one, &zero, x, &one)
+    for i in range(p.m):
+        x[i] = b[i]
+    if not p.dense_only:
+        _reflect(p, x, False)
+    dpotrs(b"L", &n, &one, p.factor, &ld, x, &ld, &info)
+    if not p.dense_only:
+        _reflect(p, x, True)
 
 
 cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
@@ -367,18 +370,16 @@ cdef int _evaluate(Projection* p, const double* A, Py_ssize_t lda, double shift,
 cdef void _unit_vector_out(Projection* p, double* u, Py_ssize_t m) noexcept nogil:
     """Normalise ``p.vector`` and write it to u in the input coordinates."""
     cdef Py_ssize_t i
-    cdef int n = <int> m, ld = <int> p.stride, one = 1
-    cdef double norm = 0.0, unit = 1.0, zero = 0.0
+    cdef double norm = 0.0
     for i in range(m):
         norm = norm + p.vector[i] * p.vector[i]
     norm = sqrt(norm)
     for i in range(m):
         p.vector[i] = p.vector[i] / norm
-    if p.dense_only:
-        for i in range(m):
-            u[i] = p.vector[i]
-    else:
-        dgemv(b"N", &n, &n, &unit, p.W, &ld, p.vector, &one, &zero, u, &one)
+    for i in range(m):
+        u[i] = p.vector[i]
+    if not p.dense_only:
+        _reflect(p, u, False)
 
 
 cdef double negative_eigenpair(Projection* p, const double* A, Py_ssize_t m,
