@@ -51,3 +51,18 @@ def test_fewer_components_are_the_leading_rows_of_all(embedding_type, rows):
     np.testing.assert_allclose(few.eigenvalues_, every.eigenvalues_[:rows], rtol=1e-10)
     np.testing.assert_allclose(few.components_, every.components_[:rows], rtol=1e-8,
                                atol=1e-10 * np.abs(every.components_[:rows]).max())
+
+
+def test_constant_features_get_no_weight_and_change_nothing():
+    """Constant columns are set aside before the span is sought: the fit on the others
+    is the fit without them, and n_components counts the dimensions that vary."""
+    X, y = unequal_classes(3)
+    wider = np.insert(X, [0, 5], [3.0, -1.0], axis=1)
+    varying = np.r_[1:6, 7:10]
+    model, plain = LFDA().fit(wider, y), LFDA().fit(X, y)
+    assert not model.components_[:, [0, 6]].any()
+    np.testing.assert_array_equal(model.components_[:, varying], plain.components_)
+    np.testing.assert_array_equal(model.eigenvalues_, plain.eigenvalues_)
+    with pytest.raises(ValueError, match=r"n_components=9 exceeds the 8 dimensions the rows "
+                                         r"of X span \(of 10 features"):
+        LFDA(n_components=9).fit(wider, y)

@@ -213,7 +213,7 @@ def _fit_components(X, chunks, n_components):
     if axes is None:
         components = rca_components(X, chunks, n_components)
     else:
-        _check_span(n_components, axes, "RCA")
+        _check_span(n_components, axes.shape[1], len(axes), "RCA")
         components = rca_components(X @ axes, chunks, n_components) @ axes.T
     return components if reduced is None else components @ reduced.T
 
@@ -259,13 +259,14 @@ def rca_components(X, chunks, n_components=None):
     return np.ascontiguousarray((oriented_columns(vectors) / np.sqrt(values)).T)
 
 
-def _check_span(n_components, axes, learner):
-    """Raise when ``n_components`` asks for more rows than X's centred rows span."""
-    if n_components is not None and n_components > axes.shape[1]:
+def _check_span(n_components, span, n_features, learner):
+    """Raise when ``n_components`` asks for more rows than the ``span`` dimensions that X's
+    centred rows span."""
+    if n_components is not None and n_components > span:
         raise ValueError(
-            f"{learner}: n_components={n_components} exceeds the {axes.shape[1]} "
-            f"dimensions the rows of X span (of {len(axes)} features: some are constant "
-            f"or linearly dependent); set n_components <= {axes.shape[1]}.")
+            f"{learner}: n_components={n_components} exceeds the {span} "
+            f"dimensions the rows of X span (of {n_features} features: some are constant "
+            f"or linearly dependent); set n_components <= {span}.")
 
 
 def _check_rank(values, needed, scale, what, n_members, n_groups):
