@@ -267,7 +267,8 @@ cdef bint _solve(Projection* p, const double* b, double* x, bint refine=True) no
     Woodbury loses accuracy when D has entries near zero (A singular, λ near 0) that the
     terms fill: up to about ``eps / min D``, at most about 1e-3 since λ ≤ −1e-13 σ.
     Iterative refinement on the O(m k) residual ``b − (D + U G Uᵀ / σ) x`` recovers full
-    accuracy, each step gaining that factor, until the corrections stop shrinking (the
+    accuracy, each step gaining that factor: a correction below 1e-13 ‖x‖ leaves x exact
+    to working precision once added. Or until the corrections stop shrinking (the
     rounding level of an ill-conditioned ``A − λI``, as for any solver). Returns false
     when the last correction could still move the projection by more than
     ``_ACCEPTED_ERROR · σ``: the terms nearly cancel on a direction (e.g. one a
@@ -299,7 +300,7 @@ cdef bint _solve(Projection* p, const double* b, double* x, bint refine=True) no
             break  # stagnating at the rounding level of an ill-conditioned A − λI
         for i in range(m):
             x[i] = x[i] + p.work[i]
-        if change <= 1e-30 * size:
+        if change <= 1e-26 * size:  # ‖δ‖ ≤ 1e-13 ‖x‖: what remains is below 1e-16 ‖x‖
             return True
         previous = change
     # The error a correction δ leaves in the projection is about |λ| ‖δ‖ / ‖x‖ (of σ).
