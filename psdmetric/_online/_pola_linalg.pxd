@@ -70,34 +70,51 @@ cdef inline void apply_reflectors(const double* V, const double* tau, Py_ssize_t
     and ``v_{j+2:r}`` below the subdiagonal of column j of V (leading dimension ld). The
     2r² flops of a product with the formed Q, without forming it: LAPACK's dorgtr forms
     it reflector by reflector below 128 columns, at the cost of the reduction itself.
+    One sweep over x per reflector: it applies one reflector and reads the next one's
+    product ``vᵀx`` from the updated entries.
     """
-    cdef Py_ssize_t i, j, step
+    cdef Py_ssize_t i, j, step, next_j
     cdef const double* column
-    cdef double s0, s1, s2, s3
+    cdef const double* following
+    cdef double scale, s0, s1
+    if r < 2:
+        return
     j = 0 if transpose else r - 2
     step = 1 if transpose else -1
-    while 0 <= j <= r - 2:
-        column = V + j * ld
-        # Four partial sums: one sum's chain of additions would bound the loop.
-        s0 = x[j + 1]
+    column = V + j * ld
+    scale = x[j + 1]
+    for i in range(j + 2, r):
+        scale = scale + column[i] * x[i]
+    scale = tau[j] * scale
+    while True:
+        next_j = j + step
+        x[j + 1] = x[j + 1] - scale
+        if not 0 <= next_j <= r - 2:
+            for i in range(j + 2, r):
+                x[i] = x[i] - scale * column[i]
+            return
+        following = V + next_j * ld
+        # The next reflector's vᵀx: its unit entry, then the entries this sweep updates
+        # (two partial sums: one sum's chain of additions would bound the loop).
+        s0 = x[next_j + 1] if transpose else x[next_j + 1] + following[j + 1] * x[j + 1]
         s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
         i = j + 2
-        while i + 3 < r:
-            s0 = s0 + column[i] * x[i]
-            s1 = s1 + column[i + 1] * x[i + 1]
-            s2 = s2 + column[i + 2] * x[i + 2]
-            s3 = s3 + column[i + 3] * x[i + 3]
-            i = i + 4
-        while i < r:
-            s0 = s0 + column[i] * x[i]
-            i = i + 1
-        s0 = tau[j] * ((s0 + s1) + (s2 + s3))
-        x[j + 1] = x[j + 1] - s0
-        for i in range(j + 2, r):
-            x[i] = x[i] - s0 * column[i]
-        j = j + step
+        if transpose and r > j + 2:  # the next unit entry, updated but not in the sum
+            x[j + 2] = x[j + 2] - scale * column[j + 2]
+            s0 = x[j + 2]
+            i = j + 3
+        while i + 1 < r:
+            x[i] = x[i] - scale * column[i]
+            x[i + 1] = x[i + 1] - scale * column[i + 1]
+            s0 = s0 + following[i] * x[i]
+            s1 = s1 + following[i + 1] * x[i + 1]
+            i = i + 2
+        if i < r:
+            x[i] = x[i] - scale * column[i]
+            s0 = s0 + following[i] * x[i]
+        scale = tau[next_j] * (s0 + s1)
+        j = next_j
+        column = following
 
 
 cdef inline void tridiagonal_residual(const double* q, const double* e, Py_ssize_t m,
