@@ -54,7 +54,7 @@ LEARNER_CODE = {
     "POLA": "pola-7",
     "PSDBoost": "psdboost-5",
     "RCA": "auto-25-1",
-    "SCML": "threads-1",
+    "SCML": "no-change-1",
     "SDML": "auto-balance-1",
     "VonNeumann": "lanczos-4",
     "VonNeumannCV": "cv-8-lanczos-4",

@@ -70,6 +70,14 @@ GRIDS = {
 }
 # POLA's grid, on the default linear kernel: the learner is POLA in feature space.
 GRIDS["KernelPOLA"] = GRIDS["POLA"]
+# SCML: AdaGrad's rate (metric-learn's is 0.005) and the stochastic stopping rule;
+# n_iter_no_change=20 runs all of max_iter's 20 rounds (metric-learn's SCML does).
+GRIDS["SCML"] = [{"gamma": gamma, "tol": tol, "n_iter_no_change": 5, "max_iter": 10000}
+                 for tol in (1e-4, 1e-3, 1e-2, 3e-2) for gamma in (0.005, 0.01, 0.02, 0.05)] + [
+    {"gamma": gamma, "tol": 1e-4, "n_iter_no_change": 20, "max_iter": 10000}
+    for gamma in (0.005, 0.01)] + [
+    {"gamma": gamma, "tol": tol, "n_iter_no_change": 5, "max_iter": 40000}
+    for tol in (1e-3, 1e-2) for gamma in (0.01, 0.02)]
 # SDML: the pairs' weight against the prior ("auto": C definite by construction), beside
 # metric-learn's default (balance_param=0.5 on 40 n_classes² random pairs).
 GRIDS["SDML"] = [{"balance_param": "auto", "pair_weight": weight, **pairs}

@@ -69,7 +69,9 @@ def _ours(learner, constraints):
     if learner == "LSML":
         return psdmetric.LSML(n_components=None, random_state=0), constraints
     triplets, basis = constraints
-    return psdmetric.SCML(SCML_BETA, basis=basis, random_state=0), triplets
+    # metric-learn's solver settings: all of its 10000 updates at its rate.
+    return psdmetric.SCML(SCML_BETA, basis=basis, gamma=5e-3, max_iter=10000,
+                          n_iter_no_change=20, random_state=0), triplets
 
 
 def objective(learner, X, constraints, M):

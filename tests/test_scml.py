@@ -66,7 +66,8 @@ def test_weights_approach_the_convex_optimum_on_a_tiny_problem():
     triplets = np.array([[i, (i + 1) % 12, (i + 5) % 12] for i in range(12)])
     basis = np.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
     model = SCML(0.01, basis=basis, gamma=0.05, max_iter=40000, output_iter=2000, tol=0,
-                 random_state=0).fit(X, constraints=TripletConstraints(triplets))
+                 n_iter_no_change=20, random_state=0).fit(
+                     X, constraints=TripletConstraints(triplets))
     P = X @ basis.T
     deltas = (P[triplets[:, 0]] - P[triplets[:, 1]])**2 - (P[triplets[:, 0]] - P[triplets[:, 2]])**2
     w = cp.Variable(3, nonneg=True)
@@ -139,3 +140,17 @@ def test_triplet_difference_basis_is_scale_free():
     scaled = triplet_difference_basis(X * 1e77, triplets, 3, np.random.RandomState(1))
     assert np.all(np.isfinite(scaled))
     np.testing.assert_allclose(np.abs(scaled @ reference.T), np.eye(3), atol=1e-8)
+
+
+def test_stops_after_n_iter_no_change_rounds_without_a_tol_improvement(monkeypatch):
+    from psdmetric._convex import _scml
+    # Objectives per round: 10, 9 (improves), 8.99 (better, but by less than tol = 1%),
+    # 9.5, 8.5 (improves), then three rounds that do not: stop at the third of them.
+    values = iter([10.0, 9.0, 8.99, 9.5, 8.5, 8.6, 8.45, 9.0, 7.0])
+    monkeypatch.setattr(_scml._DualAveraging, "value", lambda self, weights: next(values))
+    solver = _scml._DualAveraging(np.ones((4, 2)), np.array([[0, 1, 2], [1, 2, 3]]),
+                                  0.0, 0.01, 1, (0.01, 3))
+    rng = np.random.RandomState(0)
+    flags = [solver.round(1, rng).converged for _ in range(8)]
+    assert flags == [False] * 7 + [True]
+    assert solver.best_value == 8.45

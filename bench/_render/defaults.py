@@ -21,6 +21,17 @@ def _seconds(value):
     return "—" if value is None or not np.isfinite(value) else f"{value:.3f}"
 
 
+def _warned_folds(entry):
+    """Per setting: "k of n" fits (folds × seeds × sets) that warned of max_iter."""
+    counts = [[0, 0] for _ in entry["settings"]]
+    for key, folds in entry["folds"].items():
+        tally = counts[int(key.split("/")[0])]
+        tally[0] += sum(any(w.startswith("ConvergenceWarning") for w in f.get("warnings", ()))
+                        for f in folds)
+        tally[1] += len(folds)
+    return [f"{warned} of {total}" for warned, total in counts]
+
+
 def page(results):
     lines = [
         "# Defaults chosen by leave-one-data-set-out",
@@ -46,14 +57,15 @@ def page(results):
         settings = entry["settings"]
         lines += [f"## {learner}", "", "Candidate settings (mean score over all data sets, "
                   "mean fit CPU seconds over all folds, worst data set's mean):", ""]
-        lines += ["| setting | mean score | mean fit CPU (s) | worst set's fit CPU (s) |",
-                  "|---|---|---|---|"]
+        warned = _warned_folds(entry)
+        lines += ["| setting | mean score | mean fit CPU (s) | worst set's fit CPU (s) "
+                  "| fits with a ConvergenceWarning |", "|---|---|---|---|---|"]
         for index, setting in enumerate(settings):
             mark = " **(default)**" if index == entry["chosen_on_all"] else ""
             lines.append(f"| `{setting_text(setting)}`{mark} "
                          f"| {_score(entry['mean_score'][index])} "
                          f"| {_seconds(entry['mean_cpu'][index])} "
-                         f"| {_seconds(entry['worst_cpu'][index])} |")
+                         f"| {_seconds(entry['worst_cpu'][index])} | {warned[index]} |")
         seeds = "/".join(str(seed) for seed in entry["seeds"])
         lines += ["", "Held-out scores (error ± se over the folds for the first seed; the "
                   "other seeds' errors; ≤ Euclidean for each seed; points misclassified "

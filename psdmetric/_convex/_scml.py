@@ -70,8 +70,8 @@ class SCML(MahalanobisMixin):
         Number of bases; ``None``: ``min(20 d, 2 n (c − 1) − 1)`` for ``"lda"``,
         ``80 d`` for ``"triplet_diffs"``.
 
-    gamma : float, default=5e-3
-        Learning rate of the dual averaging.
+    gamma : float, default=1e-2
+        Learning rate of the dual averaging (metric-learn's default is 5e-3).
 
     n_components : int, "auto" or None, default="auto"
         Learn on the ``n_components`` leading principal axes of ``X``; ``None``: on
@@ -79,8 +79,8 @@ class SCML(MahalanobisMixin):
         (leave-one-data-set-out, ``docs/benchmarks/wide.md``); an array ``basis`` keeps
         every feature. ``components_`` has ``n_features`` columns either way.
 
-    max_iter : int, default=10000
-        Number of stochastic updates.
+    max_iter : int, default=40000
+        Number of stochastic updates at most (metric-learn runs all of its 10000).
 
     output_iter : int, default=500
         Updates per round; the objective is evaluated (and the best ``w`` kept)
@@ -89,9 +89,13 @@ class SCML(MahalanobisMixin):
     batch_size : int, default=10
         Triplets per update.
 
-    tol : float, default=1e-4
-        Stop when the objective of a round's weights differs from the last round's by
-        at most ``tol`` times its value.
+    tol : float, default=1e-3
+        A round improves when its objective is below the best so far by more than
+        ``tol`` times the best.
+
+    n_iter_no_change : int, default=5
+        Stop after this many rounds in a row that do not improve (the updates are
+        stochastic: a single round's change is noise).
 
     k_genuine : int, default=3
         Same-class neighbours per sample in the triplets from labels.
@@ -132,6 +136,13 @@ class SCML(MahalanobisMixin):
     --------
     TripletsClassifier : Triplets of points as samples.
 
+    Notes
+    -----
+    ``gamma``, ``tol`` and ``n_iter_no_change`` were chosen by leave-one-data-set-out
+    on the development suite (bench_defaults.py). metric-learn's SCML runs all
+    its 10000 updates with ``gamma=5e-3``; ``SCML(gamma=5e-3, max_iter=10000,
+    n_iter_no_change=20)`` does the same, with a ``ConvergenceWarning``.
+
     References
     ----------
     Y. Shi, A. Bellet and F. Sha, "Sparse compositional metric learning", AAAI 2014.
@@ -146,7 +157,7 @@ class SCML(MahalanobisMixin):
     >>> X, y = load_wine(return_X_y=True)
     >>> model = make_pipeline(StandardScaler(), SCML(random_state=0), KNeighborsClassifier(5))
     >>> round(model.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 3)
-    0.966
+    0.955
     """
 
     _constraint_kind = "triplets"
@@ -162,15 +173,17 @@ class SCML(MahalanobisMixin):
         "output_iter": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "k_genuine": [Interval(Integral, 1, None, closed="left")],
         "k_impostor": [Interval(Integral, 1, None, closed="left")],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
     }
 
-    def __init__(self, beta=1e-5, *, basis="auto", n_basis=None, gamma=5e-3,
-                 n_components="auto", max_iter=10000, output_iter=500, batch_size=10,
-                 tol=1e-4, k_genuine=3, k_impostor=10, verbose=0, random_state=None):
+    def __init__(self, beta=1e-5, *, basis="auto", n_basis=None, gamma=1e-2,
+                 n_components="auto", max_iter=40000, output_iter=500, batch_size=10,
+                 tol=1e-3, n_iter_no_change=5, k_genuine=3, k_impostor=10, verbose=0,
+                 random_state=None):
         self.beta = beta
         self.basis = basis
         self.n_basis = n_basis
@@ -180,6 +193,7 @@ class SCML(MahalanobisMixin):
         self.output_iter = output_iter
         self.batch_size = batch_size
         self.tol = tol
+        self.n_iter_no_change = n_iter_no_change
         self.k_genuine = k_genuine
         self.k_impostor = k_impostor
         self.verbose = verbose
@@ -219,11 +233,11 @@ class SCML(MahalanobisMixin):
         # then free of X's units.
         s = _scale(X)
         solver = _DualAveraging(X @ basis.T / s, triplets, self.beta / s**2, self.gamma,
-                                self.batch_size)
+                                self.batch_size, (self.tol, self.n_iter_no_change))
         n_rounds = -(-self.max_iter // self.output_iter)
         checkpoint = ArrayCheckpoint(solver.state, solver.scalars)
         with one_blas_thread():
-            n_iter = iterate(lambda: solver.round(self.output_iter, self.tol, rng), checkpoint,
+            n_iter = iterate(lambda: solver.round(self.output_iter, rng), checkpoint,
                              max_iter=n_rounds, verbose=self.verbose, name="SCML",
                              unit="round", columns=(("objective", ".6e"), ("best", ".6e"),
                                                     ("nonzero", "d")))
@@ -286,10 +300,11 @@ def _scale(X):
 class _DualAveraging:
     """Regularised dual averaging with AdaGrad steps on the SCML objective (§3.2)."""
 
-    def __init__(self, projections, triplets, beta, gamma, batch_size):
+    def __init__(self, projections, triplets, beta, gamma, batch_size, stop):
         self.projections = np.ascontiguousarray(projections)
         self.triplets = np.ascontiguousarray(triplets, dtype=np.intp)
         self.beta, self.gamma, self.batch_size = beta, gamma, batch_size
+        self.tol, self.n_iter_no_change = stop
         # Triplets from labels share their pairs (a sample and its k_genuine
         # neighbours): the objective computes each distinct pair's distance once.
         n_samples = len(self.projections)
@@ -299,11 +314,12 @@ class _DualAveraging:
         self.pairs = np.column_stack(np.divmod(codes, n_samples))
         self.near, self.far = np.split(index.ravel(), 2)
         # Rows: the weights, the mean gradient, the sum of squared gradients, the best
-        # weights; scalars: the update count, the best and the last objective (for Ctrl-C).
+        # weights; scalars: the update count, the best objective and the rounds since
+        # one improved on it (for Ctrl-C).
         # The best is over the rounds' weights (as metric-learn), never the zero start.
         self.state = np.zeros((4, projections.shape[1]))
         self.weights, self.mean_gradient, self.squared_sum, self.best_weights = self.state
-        self.scalars = np.array([0.0, np.inf, np.inf])
+        self.scalars = np.array([0.0, np.inf, 0.0])
 
     @property
     def best_value(self):
@@ -317,16 +333,17 @@ class _DualAveraging:
         slack = 1.0 + distances[self.near] - distances[self.far]
         return np.maximum(slack, 0.0).mean() + self.beta * weights.sum()
 
-    def round(self, n_updates, tol, rng):
+    def round(self, n_updates, rng):
         draws = rng.randint(len(self.triplets), size=(n_updates, self.batch_size))
         self.scalars[0] = triplet_updates(
             self.projections, self.triplets, draws.astype(np.intp), self.weights,
             self.mean_gradient, self.squared_sum, self.scalars[0], beta=self.beta,
             gamma=self.gamma, delta=_DELTA)
-        value, last = self.value(self.weights), self.scalars[2]
-        if value < self.best_value:
+        value, best = self.value(self.weights), self.best_value
+        improved = not np.isfinite(best) or value < best - self.tol * abs(best)
+        if value < best:
             self.scalars[1] = value
             self.best_weights[...] = self.weights
-        self.scalars[2] = value
+        self.scalars[2] = 0.0 if improved else self.scalars[2] + 1.0
         return Round((value, self.best_value, int(np.count_nonzero(self.best_weights))),
-                     converged=abs(last - value) <= tol * abs(value))
+                     converged=self.scalars[2] >= self.n_iter_no_change)
