@@ -43,7 +43,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-8",
-    "LFDA": "span-gvd-2",
+    "LFDA": "auto-50-1",
     "LMNN": "lbfgs-6",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",

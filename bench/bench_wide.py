@@ -1,4 +1,4 @@
-"""``n_components`` of MMC, LSML, SCML, MLKR and RCA on the sets with more than 100 features.
+"""``n_components`` of MMC, LSML, SCML, MLKR, RCA and LFDA on the sets above 100 features.
 
 With ``n_components="auto"`` (their default) these learners learn on the 100 leading
 principal axes of ``X`` when it has more than 100 features, as LMNN does (its own
@@ -19,6 +19,9 @@ many as its cap (``_rca.AUTO_AXES``) and the within-chunklet covariance can esti
 caps of ``RCA_CAPS`` (``inf``: only ``p − c``), are fitted here on the explicitly
 projected training fold (the chunklets ``RCA(random_state=0)`` draws; a fit that raises
 scores +∞), and the default's own cells (``RCA(random_state=0)``) are shown beside them.
+LFDA's ``"auto"`` learns on a fixed number of leading principal axes above 100 features
+(``_lfda.AUTO_AXES``), all components there; its candidates, every feature and the caps
+of ``LFDA_CAPS``, are fitted the same way.
 
     python bench/bench_wide.py [--budget 45]    # writes docs/benchmarks/wide.{json,md}
 """
@@ -44,6 +47,8 @@ SETTINGS = (None, "auto")
 # RCA's candidates: every feature, or at most this many leading principal axes (inf: as
 # many as the chunklets can estimate).
 RCA_CAPS = (None, 10, 25, 50, 100, math.inf)
+# LFDA's: every feature, or this many leading principal axes.
+LFDA_CAPS = (None, 25, 50, 100)
 
 
 def choice(learner, datasets, budget):
@@ -81,17 +86,19 @@ def selection(settings, datasets, cells):
             "cells": cells, "held_out": held_out, "chosen": str(best(datasets))}
 
 
-def rca_fold(name, fold, cap):
-    """RCA on a training fold's leading ``cap`` axes (None: every feature), as "auto" fits."""
+def capped_fold(name, fold, dimension, components):
+    """A fit on a training fold's leading principal axes, as "auto" fits.
+
+    ``dimension(X, y)``: how many axes (None: every feature); ``components(X, y)``: the
+    learner's map on them. A fit that raises a ValueError scores +∞.
+    """
     X_train, X_test, y_train, y_test = scaled_fold(name, fold)
-    chunks = Chunklets.from_labels(X_train, y_train, random_state=0).chunks
     start = time.process_time()
     try:
         with one_blas_thread():
-            dimension = None if cap is None else auto_dimension(X_train.shape[1], chunks, cap)
-            axes = None if dimension is None else principal_axes(X_train, dimension)
-            fitted_on = X_train if axes is None else X_train @ axes
-            L = psdmetric.RCA(n_components=None).fit(fitted_on, chunks=chunks).components_
+            kept = dimension(X_train, y_train)
+            axes = None if kept is None else principal_axes(X_train, kept)
+            L = components(X_train if axes is None else X_train @ axes, y_train)
             L = L if axes is None else L @ axes.T
     except ValueError as error:
         return {"error": None, "failed": f"ValueError: {error}"[:300]}
@@ -99,20 +106,46 @@ def rca_fold(name, fold, cap):
             "fit_cpu_seconds": time.process_time() - start}
 
 
-def rca_choice(datasets, budget):
-    """RCA's cap by leave-one-data-set-out, and the default's own cells."""
+def _rca_chunks(X, y):
+    return Chunklets.from_labels(X, y, random_state=0).chunks
+
+
+def _rca_fold(name, fold, cap):
+    """RCA on ``cap`` axes at most, and no more than the chunklets can estimate."""
+    return capped_fold(
+        name, fold,
+        lambda X, y: None if cap is None else auto_dimension(X.shape[1], _rca_chunks(X, y),
+                                                             cap),
+        lambda X, y: psdmetric.RCA(n_components=None).fit(
+            X, chunks=_rca_chunks(X, y)).components_)
+
+
+def _lfda_fold(name, fold, cap):
+    """LFDA with all components on ``cap`` axes (None: every feature)."""
+    return capped_fold(
+        name, fold, lambda X, y: None if cap is None or cap >= X.shape[1] else cap,
+        lambda X, y: psdmetric.LFDA(n_components=None).fit(X, y).components_)
+
+
+CAPPED = {"RCA": (_rca_fold, RCA_CAPS, lambda: psdmetric.RCA(random_state=0)),
+          "LFDA": (_lfda_fold, LFDA_CAPS, psdmetric.LFDA)}
+
+
+def capped_choice(learner, datasets, budget):
+    """A learner's cap on the axes by leave-one-data-set-out, and its default's cells."""
+    fold_fit, caps, default = CAPPED[learner]
     context, cells = machine(), {}  # --only replaces the page's machine
-    for cap in RCA_CAPS:
+    for cap in caps:
         for name in datasets:
-            folds = [rca_fold(name, fold, cap) for fold in range(N_SPLITS)]
+            folds = [fold_fit(name, fold, cap) for fold in range(N_SPLITS)]
             done = [f for f in folds if f["error"] is not None]
             failed = [f["failed"] for f in folds if f["error"] is None]
-            cells[f"{cap}/{name}"] = entry("RCA", cap, name, {
+            cells[f"{cap}/{name}"] = entry(learner, cap, name, {
                 "folds": done, "n_folds_done": len(done),
                 "status": "failed" if failed else "ok", "note": failed[0] if failed else ""})
-    result = selection(RCA_CAPS, datasets, cells)
-    result["default"] = {name: entry("RCA", "auto", name, kfold_cell(
-        name, psdmetric.RCA(random_state=0), budget)) for name in datasets}
+    result = selection(caps, datasets, cells)
+    result["default"] = {name: entry(learner, "auto", name, kfold_cell(
+        name, default(), budget)) for name in datasets}
     result["machine"] = finish_machine(context)
     return result
 
@@ -127,8 +160,9 @@ def cases(args):
     return ([Case(learner, protocol=choice, into="learners",
                   params={"learner": learner, "datasets": sets, "budget": args.budget})
              for learner in LEARNERS]
-            + [Case("RCA", protocol=rca_choice, into="learners",
-                    params={"datasets": sets, "budget": args.budget})])
+            + [Case(learner, protocol=capped_choice, into="learners",
+                    params={"learner": learner, "datasets": sets, "budget": args.budget})
+               for learner in CAPPED])
 
 
 if __name__ == "__main__":

@@ -66,3 +66,27 @@ def test_constant_features_get_no_weight_and_change_nothing():
     with pytest.raises(ValueError, match=r"n_components=9 exceeds the 8 dimensions the rows "
                                          r"of X span \(of 10 features"):
         LFDA(n_components=9).fit(wider, y)
+
+
+def test_auto_is_lfda_on_the_leading_axes_above_100_features():
+    rng = np.random.RandomState(0)
+    y = np.repeat([0, 1, 2], 60)
+    X = rng.randn(180, 130) + 3.0 * rng.randn(3, 130)[y]
+    axes = linalg.eigh(np.cov(X, rowvar=False), subset_by_index=(130 - _lfda.AUTO_AXES,
+                                                                 129))[1]
+    auto = LFDA().fit(X, y)
+    on_axes = LFDA(n_components=None).fit(X @ axes, y)
+    assert auto.components_.shape == (_lfda.AUTO_AXES, 130)
+    # The same metric: L on the axes, mapped back (the axes' order and signs cancel).
+    np.testing.assert_allclose(auto.get_mahalanobis_matrix(),
+                               axes @ on_axes.get_mahalanobis_matrix() @ axes.T,
+                               rtol=0, atol=1e-9 * np.abs(auto.get_mahalanobis_matrix()).max())
+    # Nothing is learned across the axes.
+    across = linalg.null_space(axes.T)
+    assert np.abs(auto.components_ @ across).max() < 1e-10
+
+
+def test_auto_is_every_feature_up_to_100_features():
+    X, y = unequal_classes()
+    np.testing.assert_array_equal(LFDA().fit(X, y).components_,
+                                  LFDA(n_components=None).fit(X, y).components_)

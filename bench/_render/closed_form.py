@@ -213,7 +213,9 @@ def page(results):
         "## LFDA (Sugiyama, 2007)",
         "",
         "5-NN errors with each library's defaults (psdmetric `k=7`, metric-learn "
-        "`k=min(7, d − 1)`); matrices at metric-learn's `k`. metric-learn 0.7.0 departs "
+        "`k=min(7, d − 1)`) on metric-learn's problem, every feature (psdmetric's "
+        "`n_components=None`; its default `\"auto\"` learns on 50 principal axes above "
+        "100 features, wide.md); matrices at metric-learn's `k`. metric-learn 0.7.0 departs "
         "from the paper twice: its local scale σ_i is entry i of one column of the "
         "column-partitioned distance matrix (`np.partition(dist, k, axis=0)[:, k]`), not "
         "the distance from x_i to its k-th neighbour, and it adds S_w to S_b "

