@@ -24,8 +24,9 @@ def page(results):
         "One online pass of the compiled loop over synthetic pairs (labels from a hidden "
         "rank-10 metric), one BLAS thread, best of five runs. An update is a round with "
         "positive hinge loss; a projection is an update whose PSD projection removed a "
-        "negative eigenvalue (found from the secular equation with a few Cholesky "
-        "factorisations). The last column is one full `numpy.linalg.eigh` at that size: "
+        "negative eigenvalue (found by Newton's method on the secular equation, each "
+        "evaluation a solve with a tridiagonal reduction refreshed now and then and a "
+        "small capacitance matrix). The last column is one full `numpy.linalg.eigh` at that size: "
         "the cost of a projection done by eigendecomposition.",
         "",
         "| d | updates/s | updates per CPU second | updates | with projection | "
