@@ -42,7 +42,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 # A learner's entry changes whenever its code changes what it fits: its cached folds go stale.
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
-    "KernelPOLA": "pola-8",
+    "KernelPOLA": "pola-9",
     "LFDA": "auto-50-1",
     "LMNN": "lbfgs-6",
     "LogDet": "span-1",
@@ -51,7 +51,7 @@ LEARNER_CODE = {
     "MLKR": "kernels-3-exact-1",
     "MMC": "spg-2",
     "OnlineLogDet": "online-5",
-    "POLA": "pola-7",
+    "POLA": "pola-9",
     "PSDBoost": "psdboost-5",
     "RCA": "auto-25-1",
     "SCML": "no-change-1",

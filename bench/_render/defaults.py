@@ -32,6 +32,30 @@ def _warned_folds(entry):
     return [f"{warned} of {total}" for warned, total in counts]
 
 
+def _budget_cells(limits, index):
+    """A setting's largest fold CPU on the budget set and whether it is eligible."""
+    if limits is None:
+        return []
+    folds = limits["folds"][index]
+    largest = max(f["fit_cpu_seconds"] for f in folds)
+    stopped = ("" if len(folds) == limits["n_folds"]
+               else f" (fold {len(folds)}; later folds not run)")
+    return [f"{largest:.2f}{stopped}", "yes" if limits["eligible"][index] else "no"]
+
+
+def _budget_text(limits):
+    if limits is None:
+        return []
+    loads = [f["load_average"] for folds in limits["folds"] for f in folds]
+    return [f"Only settings that fit `{limits['set']}` (`bench_many_classes`: 2,000 × 100, "
+            "30 classes; its 5 stratified folds, `StandardScaler` on the training fold, "
+            f"random_state=0) in under {limits['seconds']:g} s CPU on every fold are "
+            "eligible: the held-out choices and the default are made among them. The "
+            "folds are fitted in order and stop at the first one over the budget. "
+            f"One-minute load average during these fits {min(loads):.2f}–{max(loads):.2f} "
+            "(2 logical CPUs).", ""]
+
+
 def page(results):
     lines = [
         "# Defaults chosen by leave-one-data-set-out",
@@ -55,17 +79,24 @@ def page(results):
     ]
     for learner, entry in results["learners"].items():
         settings = entry["settings"]
-        lines += [f"## {learner}", "", "Candidate settings (mean score over all data sets, "
-                  "mean fit CPU seconds over all folds, worst data set's mean):", ""]
+        limits = entry.get("budget")
+        lines += [f"## {learner}", "", *_budget_text(limits),
+                  "Candidate settings (mean score over all data sets, "
+                  "mean fit CPU seconds over all folds, worst data set's mean"
+                  + (f"; largest fold's fit CPU on `{limits['set']}`" if limits else "")
+                  + "):", ""]
         warned = _warned_folds(entry)
-        lines += ["| setting | mean score | mean fit CPU (s) | worst set's fit CPU (s) "
-                  "| fits with a ConvergenceWarning |", "|---|---|---|---|---|"]
+        extra = ([f"{limits['set']} largest fold CPU (s)", "eligible"] if limits else [])
+        lines += ["| " + " | ".join(["setting", "mean score", "mean fit CPU (s)",
+                                     "worst set's fit CPU (s)",
+                                     "fits with a ConvergenceWarning", *extra]) + " |",
+                  "|---" * (5 + len(extra)) + "|"]
         for index, setting in enumerate(settings):
             mark = " **(default)**" if index == entry["chosen_on_all"] else ""
-            lines.append(f"| `{setting_text(setting)}`{mark} "
-                         f"| {_score(entry['mean_score'][index])} "
-                         f"| {_seconds(entry['mean_cpu'][index])} "
-                         f"| {_seconds(entry['worst_cpu'][index])} | {warned[index]} |")
+            cells = [f"`{setting_text(setting)}`{mark}", _score(entry['mean_score'][index]),
+                     _seconds(entry['mean_cpu'][index]), _seconds(entry['worst_cpu'][index]),
+                     warned[index], *_budget_cells(limits, index)]
+            lines.append("| " + " | ".join(cells) + " |")
         seeds = "/".join(str(seed) for seed in entry["seeds"])
         lines += ["", "Held-out scores (error ± se over the folds for the first seed; the "
                   "other seeds' errors; ≤ Euclidean for each seed; points misclassified "
