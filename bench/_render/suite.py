@@ -24,11 +24,11 @@ def title(results):
         return ["# Check sets: psdmetric's defaults on six more data sets", "",
                 "Most defaults were chosen by leave-one-data-set-out on the development "
                 "suite alone (`defaults.md`, `psdboost_defaults.md`, `lmnn.md`); these "
-                "sets were added afterwards. Four later choices held them out one at a "
+                "sets were added afterwards. Three later choices held them out one at a "
                 "time with the suite sets: DefiniteBoost's settings "
-                "(`definite_boost.md`), MEG's targets (`meg.md`), POLA's stopping rule "
-                "(`pola.md`) and the CV learners' margins (`cv_default.md`). For those "
-                "learners these rows are not an unseen check.", ""]
+                "(`definite_boost.md`), MEG's targets (`meg.md`) and the CV learners' "
+                "margins (`cv_default.md`). For those learners these rows are not an "
+                "unseen check.", ""]
     return ["# The development suite: psdmetric's defaults against Euclidean k-NN, "
             "metric-learn and scikit-learn", ""]
 
