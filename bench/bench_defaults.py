@@ -181,8 +181,9 @@ def misclassified(test_sizes, errors):
     return int(sum(round(error * size) for error, size in zip(errors, test_sizes)))
 
 
-def leave_one_out(scores, datasets, candidates):
-    """For each held-out data set: the candidate setting best on the others."""
+def leave_one_out(scores, datasets, candidates=None):
+    """For each held-out data set: the candidate setting (default: any) best on the others."""
+    candidates = range(len(scores)) if candidates is None else candidates
     held_out = {}
     for name in datasets:
         others = [d for d in datasets if d != name]

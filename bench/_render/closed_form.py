@@ -169,8 +169,10 @@ def _lfda_k_section(results):
         "",
         "### LFDA's k by leave-one-data-set-out",
         "",
-        f"LFDA's `k` and `embedding_type` on the {len(choice['sets'])} suite sets it fits "
-        f"(its local within-class scatter is singular on {', '.join(choice['failed'])}), "
+        f"LFDA's `k` and `embedding_type` on the {len(choice['sets'])} suite sets it fits"
+        + (f" (its local within-class scatter is singular on {', '.join(choice['failed'])})"
+           if choice["failed"] else "")
+        + ", default `n_components` (`\"auto\"`: 50 principal axes above 100 features), "
         "psdmetric's scatters, all components (`embedding_type='orthonormalized'` with "
         "all components is a rotation: the Euclidean metric). Score of a setting on a "
         "set: the mean over the folds of log((error + 0.005) / (Euclidean error + "
