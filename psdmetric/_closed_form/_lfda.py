@@ -12,7 +12,7 @@ from scipy import linalg
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import (AUTO_COMPONENTS, MahalanobisMixin, leading_axes, one_blas_thread,
+from .._core import (AUTO_COMPONENTS, MahalanobisMixin, on_leading_axes, one_blas_thread,
                      oriented_columns, span_axes)
 from ._rca import _check_span
 
@@ -145,8 +145,7 @@ class LFDA(MahalanobisMixin):
         with one_blas_thread():
             reduced = None
             if self.n_components == "auto" and X.shape[1] > AUTO_COMPONENTS:
-                reduced = leading_axes(X, AUTO_AXES)
-                X = X @ reduced
+                X, reduced = on_leading_axes(X, "auto", auto=AUTO_AXES)
             # A constant feature adds nothing to the span: seek it among the others only
             # (MNIST fold: 634 of 784 pixels vary, 0.05 s less CPU).
             varying = np.flatnonzero(X.max(axis=0) > X.min(axis=0))
