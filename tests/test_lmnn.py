@@ -14,6 +14,7 @@ from sklearn.pipeline import make_pipeline
 
 from psdmetric import LMNN, TripletConstraints, TripletsClassifier, triplets_from_labels
 from psdmetric._large_margin import _lmnn as lmnn_module
+from psdmetric._large_margin._lmnn_kernels import triplet_loss
 from psdmetric._large_margin._objective import (
     impostor_candidates,
     label_objective,
@@ -70,12 +71,89 @@ def test_gradient_matches_every_triplet_enumerated_and_finite_differences(n_comp
     assert 0 < active < len(triplets)
     assert np.isclose(value, dense_value, rtol=1e-12)
     assert np.allclose(gradient, dense_gradient, rtol=1e-10, atol=1e-10)
+    # The same terms as explicit triplets (grouped by push pair in another order).
+    explicit = triplet_objective(X, np.array(triplets), 0.3).value_and_gradient(L)
+    assert np.isclose(explicit[0], dense_value, rtol=1e-12) and explicit[2] == active
+    assert np.allclose(explicit[1], dense_gradient, rtol=1e-10, atol=1e-10)
     step, numeric = 1e-6, np.zeros_like(L)
     for index in np.ndindex(L.shape):
         shift = np.zeros_like(L)
         shift[index] = step
         numeric[index] = (objective.value(L + shift) - objective.value(L - shift)) / (2 * step)
     assert np.allclose(gradient, numeric, rtol=1e-5, atol=1e-5)
+
+
+def numpy_triplet_loss(Z, pull, push, push_start, triplet_pull, mu):
+    """NumPy's ``triplet_loss``: margins, active mask, weighted counts, dense Laplacian."""
+    triplet_push = np.repeat(np.arange(len(push)), np.diff(push_start))
+    pull_squared = np.sum((Z[pull[:, 0]] - Z[pull[:, 1]]) ** 2, axis=1)
+    push_squared = np.sum((Z[push[:, 0]] - Z[push[:, 1]]) ** 2, axis=1)
+    margins = 1.0 + pull_squared[triplet_pull] - push_squared[triplet_push]
+    active = margins > 0.0
+    value = (1.0 - mu) * pull_squared.sum() + mu * margins[active].sum()
+    weights = np.concatenate([
+        (1.0 - mu) + mu * np.bincount(triplet_pull[active], minlength=len(pull)),
+        -mu * np.bincount(triplet_push[active], minlength=len(push))])
+    a, b = np.concatenate([pull, push]).T
+    laplacian = np.zeros((len(Z), len(Z)))
+    for rows, columns, sign in ((a, b, -1.0), (b, a, -1.0), (a, a, 1.0), (b, b, 1.0)):
+        np.add.at(laplacian, (rows, columns), sign * weights)
+    return value, int(active.sum()), laplacian @ Z
+
+
+def random_triplets(rng, n, n_pull, n_push, n_triplets):
+    """Pairs with repeats (an identical pair twice, both directions, a point with itself)
+    and triplets grouped by push pair, some push pairs with none."""
+    pull = rng.randint(n, size=(n_pull, 2))
+    push = rng.randint(n, size=(n_push, 2))
+    pull[1], push[1], push[2], pull[2] = pull[0], push[0], push[0, ::-1], [3, 3]
+    triplet_push = np.sort(rng.randint(n_push - 2, size=n_triplets))
+    push_start = np.searchsorted(triplet_push, np.arange(n_push + 1))
+    return pull, push, push_start, rng.randint(n_pull, size=n_triplets)
+
+
+@pytest.mark.parametrize("r", [1, 7, 8])
+@pytest.mark.parametrize("keep", ["some", "none", "all"])
+@pytest.mark.parametrize("index", [np.int32, np.intp])
+def test_triplet_loss_kernel_matches_numpy(r, keep, index):
+    rng = np.random.RandomState(r)
+    Z = rng.randn(25, r) / np.sqrt(r)
+    pull, push, push_start, triplet_pull = random_triplets(rng, 25, 40, 60, 300)
+    if keep != "some":
+        # Only the triplets with positive (or non-positive) margins, regrouped.
+        triplet_push = np.repeat(np.arange(len(push)), np.diff(push_start))
+        d2 = np.sum((Z[pull[:, 0]] - Z[pull[:, 1]]) ** 2, axis=1)
+        e2 = np.sum((Z[push[:, 0]] - Z[push[:, 1]]) ** 2, axis=1)
+        margins = 1.0 + d2[triplet_pull] - e2[triplet_push]
+        kept = margins > 0.0 if keep == "all" else margins <= 0.0
+        triplet_pull, triplet_push = triplet_pull[kept], triplet_push[kept]
+        push_start = np.searchsorted(triplet_push, np.arange(len(push) + 1))
+    triplet_pull = triplet_pull.astype(index)
+    image = np.full_like(Z, np.nan)
+    value, active = triplet_loss(Z, pull, push, push_start, triplet_pull, 0.3, image=image)
+    expected = numpy_triplet_loss(Z, pull, push, push_start, triplet_pull, 0.3)
+    assert active == expected[1] == {"none": 0, "all": len(triplet_pull)}.get(keep, active)
+    assert 0 < expected[1] < len(triplet_pull) or keep != "some"
+    assert np.isclose(value, expected[0], rtol=1e-12, atol=0)
+    assert np.allclose(image, expected[2], rtol=1e-12, atol=1e-12 * np.abs(expected[2]).max())
+    assert triplet_loss(Z, pull, push, push_start, triplet_pull, 0.3) == (value, active)
+
+
+def test_triplet_loss_kernel_refuses_indices_out_of_range():
+    Z, pairs = np.zeros((4, 2)), np.array([[0, 1], [2, 3]])
+    start, triplets = np.array([0, 1, 2]), np.array([0, 1])
+    for bad, message in ((dict(pull=pairs + 1), "pull must index the 4 rows of Z"),
+                         (dict(push=pairs - 1), "push must index the 4 rows of Z"),
+                         (dict(push_start=np.array([0, 2, 1])), "push_start must rise"),
+                         (dict(push_start=np.array([0, 1, 3])), "push_start must rise"),
+                         (dict(triplet_pull=np.array([0, 2])), "triplet_pull must index")):
+        arguments = dict(pull=pairs, push=pairs, push_start=start, triplet_pull=triplets)
+        arguments.update(bad)
+        with pytest.raises(ValueError, match=message):
+            triplet_loss(Z, arguments["pull"], arguments["push"], arguments["push_start"],
+                         arguments["triplet_pull"], 0.5)
+    with pytest.raises(ValueError, match="image must have the shape of Z"):
+        triplet_loss(Z, pairs, pairs, start, triplets, 0.5, image=np.zeros((4, 3)))
 
 
 def test_impostor_search_finds_exactly_the_pairs_within_each_radius():
@@ -170,7 +248,7 @@ def test_no_impostors_converges_to_the_pull_and_margin_balance():
     X[y == 1] += 100.0
     y = (y == 1).astype(int)
     start = all_impostors_objective(X, y, 3, 0.5)
-    assert np.all(start.margins(X)[1] < 0)
+    assert start.value_and_gradient(np.eye(2))[2] == 0
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = LMNN(init="pca", tol=1e-10, max_iter=500).fit(X, y)

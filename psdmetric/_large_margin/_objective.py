@@ -10,15 +10,15 @@ respect to ``M`` is one weighted sum of outer products ``Σ_p w_p (x_a − x_b)(
 = Xᵀ Bᵀ diag(w) B X``, with ``B`` the sparse pair-by-sample incidence matrix (+1 at
 ``a``, −1 at ``b``) and ``Bᵀ diag(w) B = D − W`` the graph Laplacian of the pair
 weights. With respect to ``L`` it is ``2 L G = 2 ((D − W) X Lᵀ)ᵀ X``: two products
-with ``X``, the pairs' squared distances and one sparse product with ``D − W`` (its
-pattern built once per impostor set), never a d × d matrix per triplet.
+with ``X`` and one compiled pass (``_lmnn_kernels.triplet_loss``) over the pairs'
+squared distances, the triplets' margins and ``D − W`` applied pair by pair, never a
+d × d matrix per triplet.
 """
 
 import numpy as np
-from scipy import sparse
 from sklearn.neighbors import NearestNeighbors
 
-from .._core import pair_squared_distances
+from ._lmnn_kernels import triplet_loss
 
 # Bound on the entries of one block of the impostor search's distance matrix (32 MB).
 _BLOCK_ENTRIES = 1 << 22
@@ -34,73 +34,37 @@ class TripletObjective:
         Pairs ``(i, j)`` of the pull term.
     push : ndarray of shape (n_push, 2)
         Pairs ``(i, l)`` a triplet may push apart.
-    triplet_pull, triplet_push : ndarray of shape (n_triplets,)
-        Each triplet's row in ``pull`` (its ``(i, j)``) and in ``push`` (its ``(i, l)``).
+    push_start : ndarray of shape (n_push + 1,)
+        The triplets of push pair ``p`` (its ``(i, l)``) are those with the pull rows
+        ``triplet_pull[push_start[p]:push_start[p + 1]]`` (their ``(i, j)``).
+    triplet_pull : ndarray of shape (n_triplets,)
     mu : float
         Weight of the push term; the pull term has ``1 − mu``.
     """
 
-    def __init__(self, X, pull, push, triplet_pull, triplet_push, mu):
+    def __init__(self, X, pull, push, push_start, triplet_pull, mu):
         self.X, self.mu = X, mu
         self.pull = np.ascontiguousarray(pull, dtype=np.intp).reshape(-1, 2)
         self.push = np.ascontiguousarray(push, dtype=np.intp).reshape(-1, 2)
-        self.triplet_pull, self.triplet_push = triplet_pull, triplet_push
-        # The Laplacian D − W of the pair weights as one sparse pattern, built once: each
-        # pair (a, b) is −w at (a, b) and at (b, a) (repeated entries add up), the degrees
-        # are the diagonal; an evaluation sets the entries and leaves out the zeros.
-        pairs = np.concatenate([self.pull, self.push])
-        n_samples = len(X)
-        self._ends = pairs.T.ravel()
-        rows = np.concatenate([self._ends, np.arange(n_samples)])
-        columns = np.concatenate([pairs[:, 1], pairs[:, 0], np.arange(n_samples)])
-        self._order = np.argsort(rows, kind="stable")
-        self._rows, self._columns = rows[self._order], columns[self._order]
+        self.push_start = np.ascontiguousarray(push_start, dtype=np.intp)
+        self.triplet_pull = triplet_pull
 
     @property
     def n_push(self):
         return len(self.push)
 
-    def margins(self, Z):
-        """Squared pull distances and each triplet's ``1 + d²(i, j) − d²(i, l)`` in ``Z``."""
-        pull_squared = pair_squared_distances(Z, self.pull)
-        push_squared = pair_squared_distances(Z, self.push)
-        # In place: there may be tens of millions of triplets.
-        margins = pull_squared.take(self.triplet_pull)
-        margins -= push_squared.take(self.triplet_push)
-        margins += 1.0
-        return pull_squared, margins
-
     def value_and_gradient(self, L):
         """The loss at ``L`` (n_components, n_features), its gradient and active triplets."""
         Z = self.X @ L.T
-        pull_squared, margins = self.margins(Z)
-        # Weighted counts instead of boolean indexing: no copy of the triplet indices.
-        active = (margins > 0.0).astype(np.float64)
-        value = (1.0 - self.mu) * pull_squared.sum() + self.mu * np.dot(margins, active)
-        weights = np.empty(len(self.pull) + len(self.push))
-        weights[:len(self.pull)] = np.bincount(self.triplet_pull, active, len(self.pull))
-        weights[:len(self.pull)] *= self.mu
-        weights[:len(self.pull)] += 1.0 - self.mu
-        weights[len(self.pull):] = np.bincount(self.triplet_push, active, len(self.push))
-        weights[len(self.pull):] *= -self.mu
-        n_samples = Z.shape[0]
-        twice = np.concatenate([weights, weights])
-        entries = np.concatenate([-twice, np.bincount(self._ends, twice, n_samples)])
-        entries = entries[self._order]
-        # Most push pairs have no active triplet (MNIST: 70-80 %): their zeros are left out.
-        kept = entries != 0.0
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(self._rows[kept],
-                                                            minlength=n_samples))])
-        laplacian = sparse.csr_matrix((entries[kept], self._columns[kept], indptr),
-                                      shape=(n_samples, n_samples))
-        laplacian_image = laplacian @ Z
-        gradient = 2.0 * (laplacian_image.T @ self.X)
-        return value, gradient, int(active.sum())
+        image = np.empty_like(Z)
+        value, active = triplet_loss(Z, self.pull, self.push, self.push_start,
+                                     self.triplet_pull, self.mu, image=image)
+        return value, 2.0 * (image.T @ self.X), active
 
     def value(self, L):
         """The loss at ``L``."""
-        pull_squared, margins = self.margins(self.X @ L.T)
-        return (1.0 - self.mu) * pull_squared.sum() + self.mu * np.maximum(margins, 0.0).sum()
+        return triplet_loss(self.X @ L.T, self.pull, self.push, self.push_start,
+                            self.triplet_pull, self.mu)[0]
 
 
 def target_neighbours(Z, codes, n_neighbors):
@@ -157,15 +121,14 @@ def label_objective(X, targets, push, mu):
     """The loss on every target pair and on ``push`` pairs with each target of their ``i``."""
     n_samples, k = targets.shape
     valid = targets >= 0
-    pull_index = np.full(targets.shape, -1, dtype=np.intp)
+    pull_index = np.full(targets.shape, -1, dtype=_index_type(np.count_nonzero(valid)))
     pull_index[valid] = np.arange(np.count_nonzero(valid))
     pull = np.stack([np.repeat(np.arange(n_samples), k)[valid.ravel()], targets[valid]],
                     axis=1)
+    # Row-major: each push pair's triplets, one per target of its i, follow each other.
     triplet_pull = pull_index[push[:, 0]].ravel()
-    keep = triplet_pull >= 0
-    triplet_push = np.repeat(np.arange(len(push), dtype=_index_type(len(push))), k)[keep]
-    triplet_pull = triplet_pull[keep].astype(_index_type(len(pull)))
-    return TripletObjective(X, pull, push, triplet_pull, triplet_push, mu)
+    push_start = np.concatenate([[0], np.cumsum(valid.sum(axis=1)[push[:, 0]])])
+    return TripletObjective(X, pull, push, push_start, triplet_pull[triplet_pull >= 0], mu)
 
 
 def _index_type(size):
@@ -177,4 +140,7 @@ def triplet_objective(X, triplets, mu):
     """The loss on explicit triplets: pull on their distinct ``(i, j)``, push on ``(i, l)``."""
     pull, triplet_pull = np.unique(triplets[:, :2], axis=0, return_inverse=True)
     push, triplet_push = np.unique(triplets[:, [0, 2]], axis=0, return_inverse=True)
-    return TripletObjective(X, pull, push, triplet_pull.ravel(), triplet_push.ravel(), mu)
+    order = np.argsort(triplet_push.ravel(), kind="stable")
+    push_start = np.concatenate([[0], np.cumsum(np.bincount(triplet_push.ravel(),
+                                                            minlength=len(push)))])
+    return TripletObjective(X, pull, push, push_start, triplet_pull.ravel()[order], mu)

@@ -1,0 +1,120 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+# cython: cdivision=True, initializedcheck=False
+"""LMNN's loss in one pass over its pairs and triplets, and the image ``(D − W) Z`` of
+its gradient.
+
+NumPy made a pass per step over the triplets (their margins, the active mask, two
+weighted counts) and assembled a sparse Laplacian per evaluation; here each push pair's
+squared distance is computed once, its triplets are swept while it is in a register,
+and the Laplacian is applied pair by pair. ``tests/test_lmnn.py`` holds the NumPy
+version these loops must match.
+"""
+
+import numpy as np
+
+ctypedef fused pull_index:
+    int
+    Py_ssize_t
+
+
+cdef inline double _squared_distance(const double[:, ::1] Z, Py_ssize_t a,
+                                     Py_ssize_t b) noexcept nogil:
+    # Four partial sums: one chain of dependent additions would bound the loop by their
+    # latency, not by the loads.
+    cdef Py_ssize_t k, r = Z.shape[1], whole = r - r % 4
+    cdef const double* za = &Z[a, 0]
+    cdef const double* zb = &Z[b, 0]
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, d
+    for k in range(0, whole, 4):
+        d = za[k] - zb[k]
+        s0 = s0 + d * d
+        d = za[k + 1] - zb[k + 1]
+        s1 = s1 + d * d
+        d = za[k + 2] - zb[k + 2]
+        s2 = s2 + d * d
+        d = za[k + 3] - zb[k + 3]
+        s3 = s3 + d * d
+    for k in range(whole, r):
+        d = za[k] - zb[k]
+        s0 = s0 + d * d
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _add_pair(double[:, ::1] image, const double[:, ::1] Z, Py_ssize_t a,
+                           Py_ssize_t b, double weight) noexcept nogil:
+    # The pair's two rows of (D − W) Z: w (z_a − z_b) at a, w (z_b − z_a) at b.
+    cdef Py_ssize_t k, r = Z.shape[1]
+    cdef double step
+    for k in range(r):
+        step = weight * (Z[a, k] - Z[b, k])
+        image[a, k] += step
+        image[b, k] -= step
+
+
+def triplet_loss(const double[:, ::1] Z, const Py_ssize_t[:, ::1] pull,
+                 const Py_ssize_t[:, ::1] push, const Py_ssize_t[::1] push_start,
+                 const pull_index[::1] triplet_pull, double mu, *, double[:, ::1] image=None):
+    """The loss at ``Z = X Lᵀ`` and its number of active triplets; with ``image``
+    (``Z``'s shape), also ``(D − W) Z`` in it, ``D − W`` the Laplacian of the pairs'
+    gradient weights (the gradient is ``2 ((D − W) Z)ᵀ X``).
+
+    The triplets of push pair ``p`` are ``(p, q)`` for the pull rows ``q`` in
+    ``triplet_pull[push_start[p]:push_start[p + 1]]``, each with the margin
+    ``1 + d²(pull[q]) − d²(push[p])``. A pull pair weighs ``1 − mu`` plus ``mu`` per
+    active triplet, a push pair ``−mu`` per active triplet.
+    """
+    cdef Py_ssize_t n = Z.shape[0], n_pull = pull.shape[0], n_push = push.shape[0]
+    cdef Py_ssize_t p, q, t, count, n_active = 0
+    cdef double push_squared, margin, pull_total = 0.0, hinge = 0.0
+    _check(n, pull, push, push_start, triplet_pull)
+    if image is not None and (image.shape[0] != n or image.shape[1] != Z.shape[1]):
+        raise ValueError("image must have the shape of Z")
+    pull_squared_array = np.empty(n_pull)
+    pull_active_array = np.zeros(n_pull, dtype=np.intp)
+    push_active_array = np.empty(n_push, dtype=np.intp)
+    cdef double[::1] pull_squared = pull_squared_array
+    cdef Py_ssize_t[::1] pull_active = pull_active_array, push_active = push_active_array
+    if image is not None:
+        image[...] = 0.0
+    with nogil:
+        for q in range(n_pull):
+            pull_squared[q] = _squared_distance(Z, pull[q, 0], pull[q, 1])
+            pull_total += pull_squared[q]
+        for p in range(n_push):
+            count = 0
+            if push_start[p + 1] > push_start[p]:
+                push_squared = _squared_distance(Z, push[p, 0], push[p, 1])
+                for t in range(push_start[p], push_start[p + 1]):
+                    q = triplet_pull[t]
+                    margin = pull_squared[q] - push_squared + 1.0
+                    if margin > 0.0:
+                        hinge += margin
+                        count += 1
+                        pull_active[q] += 1
+            push_active[p] = count
+            n_active += count
+        if image is not None:
+            for q in range(n_pull):
+                _add_pair(image, Z, pull[q, 0], pull[q, 1],
+                          pull_active[q] * mu + (1.0 - mu))
+            for p in range(n_push):
+                if push_active[p]:
+                    _add_pair(image, Z, push[p, 0], push[p, 1], push_active[p] * -mu)
+    return (1.0 - mu) * pull_total + mu * hinge, n_active
+
+
+def _check(Py_ssize_t n, const Py_ssize_t[:, ::1] pull, const Py_ssize_t[:, ::1] push,
+           const Py_ssize_t[::1] push_start, triplet_pull):
+    """Refuse indices out of range before the loops read memory with them."""
+    if pull.shape[1] != 2 or push.shape[1] != 2:
+        raise ValueError("pull and push must have two columns")
+    if len(push_start) != push.shape[0] + 1 or push_start[0] != 0 \
+            or push_start[push.shape[0]] != len(triplet_pull) \
+            or np.any(np.diff(push_start) < 0):
+        raise ValueError("push_start must rise from 0 to len(triplet_pull), one per push pair")
+    for name, pairs in (("pull", pull), ("push", push)):
+        if pairs.shape[0] and (np.min(pairs) < 0 or np.max(pairs) >= n):
+            raise ValueError(f"{name} must index the {n} rows of Z")
+    if len(triplet_pull) and (np.min(triplet_pull) < 0
+                              or np.max(triplet_pull) >= pull.shape[0]):
+        raise ValueError("triplet_pull must index the rows of pull")
