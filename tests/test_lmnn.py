@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 
 from psdmetric import LMNN, TripletConstraints, TripletsClassifier, triplets_from_labels
 from psdmetric._large_margin import _lmnn as lmnn_module
-from psdmetric._large_margin._lmnn_kernels import triplet_loss
+from psdmetric._large_margin._lmnn_kernels import close_pairs, triplet_loss
 from psdmetric._large_margin._objective import (
     impostor_candidates,
     label_objective,
@@ -164,6 +164,24 @@ def test_impostor_search_finds_exactly_the_pairs_within_each_radius():
     expected = np.argwhere((squared < radii[:, None]) & (y[:, None] != y[None]))
     assert np.array_equal(np.unique(found, axis=0), expected)
     assert len(found) == len(expected)
+
+
+@pytest.mark.parametrize("radius", [0.0, 15.0, np.inf])
+def test_close_pairs_kernel_matches_numpy(radius):
+    rng = np.random.RandomState(3)
+    A, B = rng.randn(7, 5), rng.randn(11, 5)
+    row_norms, column_norms = np.sum(A * A, axis=1), np.sum(B * B, axis=1)
+    row_radii, column_radii = radius * rng.rand(7), radius * rng.rand(11)
+    squared = row_norms[:, None] + column_norms - 2.0 * (A @ B.T)
+    block = A @ B.T
+    forward, backward = close_pairs(block, row_norms, column_norms, row_radii, column_radii)
+    assert np.array_equal(block, squared)
+    assert np.array_equal(forward, np.nonzero(squared < row_radii[:, None]))
+    assert np.array_equal(backward, np.nonzero(squared < column_radii[None, :]))
+    assert forward.shape[1] == {0.0: 0, np.inf: 77}.get(radius, forward.shape[1])
+    assert 0 < forward.shape[1] < 77 or radius != 15.0
+    with pytest.raises(ValueError, match="one entry per row and column"):
+        close_pairs(block, row_norms, column_norms, row_radii[:-1], column_radii)
 
 
 def test_targets_skip_the_sample_itself_even_among_duplicates():

@@ -17,45 +17,30 @@ ctypedef fused pull_index:
     Py_ssize_t
 
 
+cdef extern from "_lmnn_simd.h" nogil:
+    double psdmetric_squared_distance(const double* a, const double* b, Py_ssize_t r)
+    void psdmetric_add_pair(double* image_a, double* image_b, const double* a,
+                            const double* b, double weight, Py_ssize_t r)
+
+
 cdef inline double _squared_distance(const double[:, ::1] Z, Py_ssize_t a,
                                      Py_ssize_t b) noexcept nogil:
-    # Four partial sums: one chain of dependent additions would bound the loop by their
-    # latency, not by the loads.
-    cdef Py_ssize_t k, r = Z.shape[1], whole = r - r % 4
-    cdef const double* za = &Z[a, 0]
-    cdef const double* zb = &Z[b, 0]
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, d
-    for k in range(0, whole, 4):
-        d = za[k] - zb[k]
-        s0 = s0 + d * d
-        d = za[k + 1] - zb[k + 1]
-        s1 = s1 + d * d
-        d = za[k + 2] - zb[k + 2]
-        s2 = s2 + d * d
-        d = za[k + 3] - zb[k + 3]
-        s3 = s3 + d * d
-    for k in range(whole, r):
-        d = za[k] - zb[k]
-        s0 = s0 + d * d
-    return (s0 + s1) + (s2 + s3)
+    return psdmetric_squared_distance(&Z[a, 0], &Z[b, 0], Z.shape[1])
 
 
 cdef inline void _add_pair(double[:, ::1] image, const double[:, ::1] Z, Py_ssize_t a,
                            Py_ssize_t b, double weight) noexcept nogil:
-    # The pair's two rows of (D − W) Z: w (z_a − z_b) at a, w (z_b − z_a) at b.
-    cdef Py_ssize_t k, r = Z.shape[1]
-    cdef double step
-    for k in range(r):
-        step = weight * (Z[a, k] - Z[b, k])
-        image[a, k] += step
-        image[b, k] -= step
+    # A pair of a point with itself adds w (z_a − z_a) = 0: skipped, so the rows differ.
+    if a != b:
+        psdmetric_add_pair(&image[a, 0], &image[b, 0], &Z[a, 0], &Z[b, 0], weight,
+                           Z.shape[1])
 
 
 def triplet_loss(const double[:, ::1] Z, const Py_ssize_t[:, ::1] pull,
                  const Py_ssize_t[:, ::1] push, const Py_ssize_t[::1] push_start,
                  const pull_index[::1] triplet_pull, double mu, *, double[:, ::1] image=None):
     """The loss at ``Z = X Lᵀ`` and its number of active triplets; with ``image``
-    (``Z``'s shape), also ``(D − W) Z`` in it, ``D − W`` the Laplacian of the pairs'
+    (``Z``'s shape, not overlapping it), also ``(D − W) Z`` in it, ``D − W`` the Laplacian of the pairs'
     gradient weights (the gradient is ``2 ((D − W) Z)ᵀ X``).
 
     The triplets of push pair ``p`` are ``(p, q)`` for the pull rows ``q`` in
@@ -118,3 +103,45 @@ def _check(Py_ssize_t n, const Py_ssize_t[:, ::1] pull, const Py_ssize_t[:, ::1]
     if len(triplet_pull) and (np.min(triplet_pull) < 0
                               or np.max(triplet_pull) >= pull.shape[0]):
         raise ValueError("triplet_pull must index the rows of pull")
+
+
+def close_pairs(double[:, ::1] block, const double[::1] row_norms,
+                const double[::1] column_norms, const double[::1] row_radii,
+                const double[::1] column_radii):
+    """The entries of ``block = Z_rows Z_columnsᵀ`` whose squared distance is below the
+    row's radius, and those below the column's, each as (row, column) positions in
+    row-major order.
+
+    ``block`` is overwritten with the squared distances ``‖z_r‖² + ‖z_c‖² − 2 z_r·z_c``,
+    summed in NumPy's order, so that the pairs are those NumPy's comparisons find; two
+    passes (count, then fill) over it instead of NumPy's six and two boolean matrices.
+    """
+    cdef Py_ssize_t n_rows = block.shape[0], n_columns = block.shape[1], r, c
+    cdef Py_ssize_t n_forward = 0, n_backward = 0
+    cdef double squared
+    if (row_norms.shape[0] != n_rows or row_radii.shape[0] != n_rows
+            or column_norms.shape[0] != n_columns or column_radii.shape[0] != n_columns):
+        raise ValueError("norms and radii must have one entry per row and column of block")
+    with nogil:
+        for r in range(n_rows):
+            for c in range(n_columns):
+                squared = (row_norms[r] + column_norms[c]) - 2.0 * block[r, c]
+                block[r, c] = squared
+                n_forward += squared < row_radii[r]
+                n_backward += squared < column_radii[c]
+    forward_array = np.empty((2, n_forward), dtype=np.intp)
+    backward_array = np.empty((2, n_backward), dtype=np.intp)
+    cdef Py_ssize_t[:, ::1] forward = forward_array, backward = backward_array
+    n_forward = n_backward = 0
+    with nogil:
+        for r in range(n_rows):
+            for c in range(n_columns):
+                if block[r, c] < row_radii[r]:
+                    forward[0, n_forward] = r
+                    forward[1, n_forward] = c
+                    n_forward += 1
+                if block[r, c] < column_radii[c]:
+                    backward[0, n_backward] = r
+                    backward[1, n_backward] = c
+                    n_backward += 1
+    return forward_array, backward_array

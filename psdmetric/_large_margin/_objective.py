@@ -18,7 +18,7 @@ d × d matrix per triplet.
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from ._lmnn_kernels import triplet_loss
+from ._lmnn_kernels import close_pairs, triplet_loss
 
 # Bound on the entries of one block of the impostor search's distance matrix (32 MB).
 _BLOCK_ENTRIES = 1 << 22
@@ -98,20 +98,21 @@ def impostor_candidates(Z, codes, radii):
     directions: memory is the block plus the pairs found, never n × n.
     """
     found_i, found_l = [], []
-    classes = np.unique(codes)
+    # By class (stably): each class's later classes are one slice, not a copy per class.
+    order = np.argsort(codes, kind="stable")
+    Z, radii = Z[order], radii[order]
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
     squared_norms = np.einsum("ij,ij->i", Z, Z)
-    for position, code in enumerate(classes[:-1]):
-        queries = np.flatnonzero(codes == code)
-        others = np.flatnonzero(codes > code)
-        block = max(1, _BLOCK_ENTRIES // len(others))
-        Z_others, norms_others = Z[others], squared_norms[others]
-        for start in range(0, len(queries), block):
-            rows = queries[start:start + block]
-            squared = squared_norms[rows, None] + norms_others - 2.0 * (Z[rows] @ Z_others.T)
-            forward = np.nonzero(squared < radii[rows, None])
-            backward = np.nonzero(squared < radii[others][None, :])
-            found_i += [rows[forward[0]], others[backward[1]]]
-            found_l += [others[forward[1]], rows[backward[0]]]
+    for first, others in zip(np.concatenate([[0], bounds[:-1]]), bounds):
+        block = max(1, _BLOCK_ENTRIES // (len(Z) - others))
+        Z_others = Z[others:]
+        for start in range(first, others, block):
+            rows = slice(start, min(start + block, others))
+            forward, backward = close_pairs(Z[rows] @ Z_others.T, squared_norms[rows],
+                                            squared_norms[others:], radii[rows],
+                                            radii[others:])
+            found_i += [order[start + forward[0]], order[others + backward[1]]]
+            found_l += [order[others + forward[1]], order[start + backward[0]]]
     if not found_i:
         return np.empty((0, 2), dtype=np.intp)
     return np.stack([np.concatenate(found_i), np.concatenate(found_l)], axis=1)
