@@ -1,13 +1,14 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # cython: cdivision=True, initializedcheck=False
-"""LMNN's loss in one pass over its pairs and triplets, and the image ``(D − W) Z`` of
-its gradient.
+"""LMNN's loss in one pass over its pairs and triplets with the image ``(D − W) Z`` of
+its gradient, and the impostor search's pairs within their radii.
 
-NumPy made a pass per step over the triplets (their margins, the active mask, two
-weighted counts) and assembled a sparse Laplacian per evaluation; here each push pair's
+NumPy would make a pass per step over the triplets (their margins, the active mask, two
+weighted counts) and assemble a sparse Laplacian per evaluation; here each push pair's
 squared distance is computed once, its triplets are swept while it is in a register,
-and the Laplacian is applied pair by pair. ``tests/test_lmnn.py`` holds the NumPy
-version these loops must match.
+and the Laplacian is applied pair by pair (``_lmnn_simd.h``: the per-pair loops at the
+CPU's vector width). ``tests/test_lmnn.py`` holds the NumPy versions these loops must
+match.
 """
 
 import numpy as np
@@ -40,8 +41,8 @@ def triplet_loss(const double[:, ::1] Z, const Py_ssize_t[:, ::1] pull,
                  const Py_ssize_t[:, ::1] push, const Py_ssize_t[::1] push_start,
                  const pull_index[::1] triplet_pull, double mu, *, double[:, ::1] image=None):
     """The loss at ``Z = X Lᵀ`` and its number of active triplets; with ``image``
-    (``Z``'s shape, not overlapping it), also ``(D − W) Z`` in it, ``D − W`` the Laplacian of the pairs'
-    gradient weights (the gradient is ``2 ((D − W) Z)ᵀ X``).
+    (``Z``'s shape, not overlapping it), also ``(D − W) Z`` in it, ``D − W`` the
+    Laplacian of the pairs' gradient weights (the gradient is ``2 ((D − W) Z)ᵀ X``).
 
     The triplets of push pair ``p`` are ``(p, q)`` for the pull rows ``q`` in
     ``triplet_pull[push_start[p]:push_start[p + 1]]``, each with the margin
