@@ -44,7 +44,7 @@ LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-9",
     "LFDA": "auto-50-1",
-    "LMNN": "lbfgs-6",
+    "LMNN": "lbfgs-6-kernel-1",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
