@@ -14,6 +14,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import _fit_context
 from sklearn.utils import check_random_state
@@ -268,7 +269,9 @@ class _ProjectedAscent(_Solver):
         """``G = Σ_D w d dᵀ``: dense, or a product with the differences when implicit."""
         D = self.dissimilar
         if not self.implicit:
-            return (D.T * weights) @ D
+            # The weights are positive: G = BᵀB with B = √w D, by SYRK (half a GEMM's flops).
+            upper = blas.dsyrk(1.0, (D * np.sqrt(weights)[:, None]).T)
+            return np.triu(upper) + np.triu(upper, 1).T
 
         def apply(X):
             return D.T @ (weights[:, None] * (D @ X))
