@@ -46,12 +46,18 @@ def test_gradient_equals_finite_differences():
     np.testing.assert_allclose(gradient, numeric, rtol=1e-6, atol=1e-8)
 
 
-def test_row_blocks_give_the_same_loss_and_gradient(monkeypatch):
+@pytest.mark.parametrize("block_rows, chunk_rows", [(57, 5), (10, 3)])
+def test_row_blocks_and_chunks_give_the_same_loss_and_gradient(
+        monkeypatch, block_rows, chunk_rows):
+    """57 rows: W whole (its symmetry used), in chunks of 5; 10: blocks of 10 rows, in
+    chunks of 3 (neither divides 57)."""
     L, X, y = problem(2, n=57)
     whole = mlkr_loss(L, X, y)
-    monkeypatch.setattr(_objective, "_BLOCK_ENTRIES", 57 * 5)
+    monkeypatch.setattr(_objective, "_BLOCK_ENTRIES", 57 * block_rows)
+    monkeypatch.setattr(_objective, "_CHUNK_ENTRIES", 57 * chunk_rows)
     blocked = mlkr_loss(L, X, y)
     assert blocked[0] == pytest.approx(whole[0], rel=1e-13)
+    assert blocked[0] == pytest.approx(dense_loss(L, X, y), rel=1e-12)
     np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12, atol=1e-14)
 
 
@@ -99,14 +105,42 @@ def test_kernels_equal_their_numpy_version(spread):
     assert loss == pytest.approx(expected_loss, rel=1e-12)
 
 
-def test_add_transpose_equals_numpy():
-    """Tiles of 64 over a side that is not a multiple of it."""
-    from psdmetric._regression._mlkr_kernels import add_transpose
+def test_symmetric_kernels_equal_numpy():
+    """The Gram product's lower triangle, its rows mirrored above the diagonal, W + Wᵀ
+    folded left of the diagonal block, and the accumulating GEMM on strided views."""
+    from psdmetric._regression._mlkr_kernels import (add_product, fold_rows, gram_lower,
+                                                     mirror_rows)
 
-    A = np.random.RandomState(4).randn(130, 130)
-    B = A.copy()
-    add_transpose(B)
-    np.testing.assert_array_equal(B, A + A.T)
+    rng = np.random.RandomState(5)
+    Z, n = rng.randn(150, 4), 150
+    block = np.full((n, n), np.nan)
+    gram_lower(Z, block)
+    lower = np.tril_indices(n)
+    np.testing.assert_allclose(block[lower], (Z @ Z.T)[lower], rtol=1e-13)
+    assert np.isnan(block[np.triu_indices(n, 1)]).all()
+    mirror_rows(block, 20, 90)  # 70 columns past the chunk's first row: two tiles
+    np.testing.assert_array_equal(block[20:90], np.tril(block, -1).T[20:90]
+                                  + np.tril(block)[20:90])
+
+    W = rng.randn(n, n)
+    folded = W.copy()
+    fold_rows(folded, 70, 140)
+    S = W + W.T
+    np.testing.assert_array_equal(folded[70:140, :140], S[70:140, :140])
+    np.testing.assert_array_equal(folded[70:140, 140:], W[70:140, 140:])
+    np.testing.assert_array_equal(folded[:70], W[:70])  # their W right of the diagonal
+    np.testing.assert_array_equal(folded[140:], W[140:])
+
+    out = rng.randn(70, 6)
+    a, b = W[10:80, 5:50], rng.randn(45, 6)
+    expected = out + a @ b
+    add_product(out, a, b, False)
+    np.testing.assert_allclose(out, expected, rtol=1e-13)
+    expected = out[:45] + a.T @ W[10:80, 60:66]
+    add_product(out[:45], a, W[10:80, 60:66], True)
+    np.testing.assert_allclose(out[:45], expected, rtol=1e-13)
+    with pytest.raises(ValueError, match="shapes"):
+        add_product(out, a, b, True)
 
 
 def irrelevant_features(n=300, noise=8, seed=0):

@@ -166,13 +166,15 @@ class MLKR(MahalanobisMixin):
                              dtype=np.float64)
         check_scale(X, type(self).__name__, self._scale_limits)
         check_informative(X, type(self).__name__)
-        # "auto" above 100 features: L on the leading principal axes (an integer: L's rows).
-        X_fit, axes = on_leading_axes(X, "auto" if self.n_components == "auto" else None,
-                                      not isinstance(self.init, str))
-        L = self._initial_map(X_fit)
         y = y.astype(np.float64)
-        # The blocks are small matrix products: threads would only spin.
+        # The chunks are small matrix products: threads would only spin. The start is
+        # computed on one thread too, so the fit does not depend on the thread count.
         with one_blas_thread():
+            # "auto" above 100 features: L on the leading principal axes (an integer: L's
+            # rows).
+            X_fit, axes = on_leading_axes(X, "auto" if self.n_components == "auto" else None,
+                                          not isinstance(self.init, str))
+            L = self._initial_map(X_fit)
             state = _Rounds(X_fit, y, L)
             n_iter = iterate(lambda: state.round(L, self.tol), ArrayCheckpoint(L),
                              max_iter=self.max_iter, verbose=self.verbose, name="MLKR",

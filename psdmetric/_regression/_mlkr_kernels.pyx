@@ -1,14 +1,16 @@
 # cython: language_level=3, boundscheck=False, wraparound=False
 # cython: cdivision=True, initializedcheck=False
-"""MLKR's kernel weights, one row at a time: squared distances from the Gram block,
-the leave-one-out softmax, the prediction, its error and the gradient's weights.
+"""MLKR's kernels: the rows of ``W`` from their Gram rows (squared distances, the
+leave-one-out softmax, the prediction, its error and the gradient's weights), and the
+symmetric steps around them (the Gram product's lower triangle, its rows mirrored,
+``W + Wᵀ`` folded, the accumulating GEMM).
 
-NumPy would make a dozen passes over the rows × n block (and a temporary of its size);
-here each row is swept while it sits in cache, once before NumPy's vectorised ``exp``
-and once after. ``tests/test_mlkr.py`` holds the NumPy version these loops must match.
+NumPy would make a dozen passes over a chunk of rows (and a temporary of its size);
+here each row is swept while it sits in cache, twice before NumPy's vectorised ``exp``
+and twice after. ``tests/test_mlkr.py`` holds the NumPy version these loops must match.
 """
 
-from libc.math cimport INFINITY, fabs
+from scipy.linalg.cython_blas cimport dgemm, dsyrk
 
 # Weights under this (relative to the row's largest, 1) are zero in every sum, and their
 # products would go subnormal and slow every operation after: they are zeroed.
@@ -19,27 +21,149 @@ cdef double _FLOOR = -700.0
 # Entries of W below this are flushed to zero: they count in no gradient sum unless the
 # loss is itself ~1e-500, and as subnormals they would slow the GEMMs threefold.
 cdef double _FLUSH = 1e-250
-# Side of the square tiles add_transpose sweeps (two 32 KiB tiles stay in L2).
-cdef Py_ssize_t _TILE = 64
+# Columns of the tiles the transposing loops sweep: a tile's rows stay in cache.
+cdef enum:
+    _TILE = 64
+
+# The row loops in C at the CPU's vector width (as _core's SIMD headers): GCC builds each
+# for baseline x86-64 and x86-64-v3 (AVX2) and picks one at load time; without FMA
+# contraction both give the same bits. Maxima and sums run in eight lanes (j mod 8), so
+# that an entry need not wait for the previous one; GCC vectorises the maxima itself but
+# not the sums, written with its vector extension (plain lanes for other compilers).
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stddef.h>
+    #include <string.h>
+    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+        && defined(__ELF__) && (__GNUC__ >= 12)
+    #define PSDMETRIC_MLKR_CLONES __attribute__((target_clones("arch=x86-64-v3", \
+        "default"), optimize("fp-contract=off")))
+    #else
+    #define PSDMETRIC_MLKR_CLONES
+    #endif
+    #define PSDMETRIC_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+    PSDMETRIC_MLKR_CLONES
+    static void psdmetric_mlkr_exponent_rows(double *__restrict block,
+                                             const double *__restrict norms,
+                                             ptrdiff_t start, ptrdiff_t n_rows, ptrdiff_t n,
+                                             double floor_)
+    {
+        ptrdiff_t r, j, k;
+        for (r = 0; r < n_rows; r++) {
+            double *__restrict row = block + r * n;
+            const double norm = norms[start + r];
+            double lanes[8], largest = -INFINITY;
+            for (j = 0; j < n; j++) {
+                const double v = 2.0 * row[j] - norm - norms[j];
+                row[j] = 0.0 < v ? 0.0 : v;
+            }
+            row[start + r] = -INFINITY;
+            for (k = 0; k < 8; k++)
+                lanes[k] = -INFINITY;
+            for (j = 0; j + 8 <= n; j += 8)
+                for (k = 0; k < 8; k++)
+                    lanes[k] = PSDMETRIC_MAX(lanes[k], row[j + k]);
+            for (; j < n; j++)
+                lanes[0] = PSDMETRIC_MAX(lanes[0], row[j]);
+            for (k = 0; k < 8; k++)
+                largest = PSDMETRIC_MAX(largest, lanes[k]);
+            for (j = 0; j < n; j++)
+                row[j] = PSDMETRIC_MAX(row[j] - largest, floor_);
+        }
+    }
+
+    /* Zero the entries of row under smallest; their sum and their sum weighted by y,
+     * lane k over j = k mod 8 (the remainder in lane 0), lanes summed pairwise. */
+    PSDMETRIC_MLKR_CLONES
+    static void psdmetric_mlkr_sums(double *__restrict row, const double *__restrict y,
+                                    ptrdiff_t n, double smallest, double *sums)
+    {
+        double t[8] = {0.0}, w[8] = {0.0};
+        ptrdiff_t j = 0, k;
+    #if defined(__GNUC__)
+        typedef double lanes __attribute__((vector_size(32)));
+        typedef long long masks __attribute__((vector_size(32)));
+        lanes t0 = {0.0}, t1 = t0, w0 = t0, w1 = t0, a, b, ya, yb;
+        for (; j + 8 <= n; j += 8) {
+            memcpy(&a, row + j, sizeof a);
+            memcpy(&b, row + j + 4, sizeof b);
+            memcpy(&ya, y + j, sizeof ya);
+            memcpy(&yb, y + j + 4, sizeof yb);
+            a = (lanes)((masks)a & (masks)(a >= smallest));
+            b = (lanes)((masks)b & (masks)(b >= smallest));
+            memcpy(row + j, &a, sizeof a);
+            memcpy(row + j + 4, &b, sizeof b);
+            t0 += a;
+            t1 += b;
+            w0 += a * ya;
+            w1 += b * yb;
+        }
+        for (k = 0; k < 4; k++) {
+            t[k] = t0[k];
+            t[k + 4] = t1[k];
+            w[k] = w0[k];
+            w[k + 4] = w1[k];
+        }
+    #else
+        for (; j + 8 <= n; j += 8)
+            for (k = 0; k < 8; k++) {
+                row[j + k] = row[j + k] >= smallest ? row[j + k] : 0.0;
+                t[k] += row[j + k];
+                w[k] += row[j + k] * y[j + k];
+            }
+    #endif
+        for (; j < n; j++) {
+            row[j] = row[j] >= smallest ? row[j] : 0.0;
+            t[0] += row[j];
+            w[0] += row[j] * y[j];
+        }
+        sums[0] = ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
+        sums[1] = ((w[0] + w[4]) + (w[1] + w[5])) + ((w[2] + w[6]) + (w[3] + w[7]));
+    }
+
+    PSDMETRIC_MLKR_CLONES
+    static double psdmetric_mlkr_weight_rows(double *__restrict block,
+                                             const double *__restrict y, ptrdiff_t start,
+                                             ptrdiff_t n_rows, ptrdiff_t n,
+                                             double *__restrict column_sums,
+                                             double smallest, double flush)
+    {
+        double loss = 0.0, sums[2];
+        ptrdiff_t r, j;
+        for (r = 0; r < n_rows; r++) {
+            double *__restrict row = block + r * n;
+            psdmetric_mlkr_sums(row, y, n, smallest, sums);
+            const double predicted = sums[1] / sums[0];
+            const double error = predicted - y[start + r], scale = error / sums[0];
+            loss += error * error;
+            for (j = 0; j < n; j++) {
+                double value = row[j] * scale * (y[j] - predicted);
+                value = fabs(value) < flush ? 0.0 : value;
+                row[j] = value;
+                column_sums[j] += value;
+            }
+        }
+        return loss;
+    }
+    """
+    void psdmetric_mlkr_exponent_rows(double *block, const double *norms, Py_ssize_t start,
+                                      Py_ssize_t n_rows, Py_ssize_t n, double floor_) nogil
+    double psdmetric_mlkr_weight_rows(double *block, const double *y, Py_ssize_t start,
+                                      Py_ssize_t n_rows, Py_ssize_t n, double *column_sums,
+                                      double smallest, double flush) nogil
 
 
 def kernel_exponents(double[:, ::1] block, const double[::1] norms, Py_ssize_t start):
     """Turn ``block = Z[rows] Zᵀ`` (rows ``start …``) into the softmax exponents in place:
     ``−‖z_i − z_j‖²`` minus its largest over ``j ≠ i``, at least ``_FLOOR``, and
     ``_FLOOR`` at ``j = i``."""
-    cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, i, j
-    cdef double largest
+    if block.shape[0] == 0:
+        return
     with nogil:
-        for r in range(n_rows):
-            i = start + r
-            for j in range(n):
-                block[r, j] = min(2.0 * block[r, j] - norms[i] - norms[j], 0.0)
-            block[r, i] = -INFINITY
-            largest = -INFINITY
-            for j in range(n):
-                largest = max(largest, block[r, j])
-            for j in range(n):
-                block[r, j] = max(block[r, j] - largest, _FLOOR)
+        psdmetric_mlkr_exponent_rows(&block[0, 0], &norms[0], start, block.shape[0],
+                                     block.shape[1], _FLOOR)
 
 
 def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
@@ -51,39 +175,81 @@ def kernel_weights(double[:, ::1] block, const double[::1] y, Py_ssize_t start,
     Adds the column sums of ``W`` into ``column_sums`` and returns the block's
     ``Σ_i (ŷ_i − y_i)²``.
     """
-    cdef Py_ssize_t n_rows = block.shape[0], n = block.shape[1], r, j
-    cdef double total, weighted, predicted, error, scale, value, loss = 0.0
+    cdef double loss = 0.0
+    if block.shape[0] == 0:
+        return loss
     with nogil:
-        for r in range(n_rows):
-            total = weighted = 0.0
-            for j in range(n):
-                value = block[r, j] if block[r, j] >= _SMALLEST else 0.0
-                block[r, j] = value
-                total += value
-                weighted += value * y[j]
-            predicted = weighted / total
-            error = predicted - y[start + r]
-            loss += error * error
-            scale = error / total
-            for j in range(n):
-                value = block[r, j] * scale * (y[j] - predicted)
-                if fabs(value) < _FLUSH:
-                    value = 0.0
-                block[r, j] = value
-                column_sums[j] += value
+        loss = psdmetric_mlkr_weight_rows(&block[0, 0], &y[0], start, block.shape[0],
+                                          block.shape[1], &column_sums[0], _SMALLEST, _FLUSH)
     return loss
 
 
-def add_transpose(double[:, ::1] block):
-    """``block += blockᵀ`` in place (square), tile by tile so both reads stay in cache."""
-    cdef Py_ssize_t n = block.shape[0], n_tiles = (n + _TILE - 1) // _TILE
-    cdef Py_ssize_t ti, tj, i, j
+def gram_lower(const double[:, ::1] Z, double[:, ::1] block):
+    """The lower triangle (diagonal included) of ``block = Z Zᵀ``, by one SYRK: half the
+    flops of the product. The upper triangle is left as it was."""
+    cdef int n = Z.shape[0], d = Z.shape[1], ldb = block.shape[1]
+    cdef double one = 1.0, zero = 0.0
+    cdef char upper = b"U", transpose = b"T"
+    if n == 0 or d == 0:
+        return
+    with nogil:  # column-major, Zᵀ is d × n and the row-major lower triangle its upper
+        dsyrk(&upper, &transpose, &n, &d, &one, <double*>&Z[0, 0], &d, &zero,
+              &block[0, 0], &ldb)
+
+
+def mirror_rows(double[:, ::1] block, Py_ssize_t first, Py_ssize_t stop):
+    """Rows ``first … stop − 1`` above the diagonal copied from below it:
+    ``block[i, j] = block[j, i]`` for ``j > i``, in tiles of ``_TILE`` columns (the
+    tile's rows ``j`` stay in cache while the chunk's rows are written along)."""
+    cdef Py_ssize_t n = block.shape[1], tile, i, j
+    with nogil:
+        tile = first
+        while tile < n:
+            for i in range(first, stop):
+                for j in range(max(tile, i + 1), min(tile + _TILE, n)):
+                    block[i, j] = block[j, i]
+            tile += _TILE
+
+
+def fold_rows(double[:, ::1] block, Py_ssize_t first, Py_ssize_t stop):
+    """``W + Wᵀ`` into rows ``first … stop − 1`` left of the diagonal block and into
+    the whole diagonal block, in tiles of ``_TILE`` columns; the rows above ``first``
+    keep their ``W`` right of it (the later rows' transposes). Rows ``first …`` must
+    hold ``W`` in full."""
+    cdef Py_ssize_t tile, i, j
     cdef double value
     with nogil:
-        for ti in range(n_tiles):
-            for tj in range(ti, n_tiles):
-                for i in range(ti * _TILE, min(ti * _TILE + _TILE, n)):
-                    for j in range(max(tj * _TILE, i), min(tj * _TILE + _TILE, n)):
-                        value = block[i, j] + block[j, i]
-                        block[i, j] = value
-                        block[j, i] = value
+        tile = 0
+        while tile < first:
+            for i in range(first, stop):
+                for j in range(tile, min(tile + _TILE, first)):
+                    block[i, j] += block[j, i]
+            tile += _TILE
+        for i in range(first, stop):
+            block[i, i] *= 2.0
+            for j in range(first, i):
+                value = block[i, j] + block[j, i]
+                block[i, j] = value
+                block[j, i] = value
+
+
+def add_product(double[:, :] out, const double[:, :] a, const double[:, :] b,
+                bint transpose_a):
+    """``out += op(a) b`` by one GEMM, ``op(a)`` ``aᵀ`` or ``a``; row-major views whose
+    rows may be longer (the leading dimension), entries adjacent along each row."""
+    cdef int m = out.shape[0], p = out.shape[1], k = b.shape[0]
+    cdef int ldo = out.strides[0] // 8, lda = a.strides[0] // 8, ldb = b.strides[0] // 8
+    cdef double one = 1.0
+    cdef char no = b"N", yes = b"T"
+    cdef Py_ssize_t a_rows = a.shape[1] if transpose_a else a.shape[0]
+    cdef Py_ssize_t a_columns = a.shape[0] if transpose_a else a.shape[1]
+    if a_rows != m or a_columns != k or b.shape[1] != p:
+        raise ValueError("add_product: the shapes of out, op(a) and b do not match.")
+    if m == 0 or p == 0 or k == 0:
+        return
+    if out.strides[1] != 8 or a.strides[1] != 8 or b.strides[1] != 8 or ldo < p \
+            or lda < a.shape[1] or ldb < p:
+        raise ValueError("add_product needs rows of adjacent entries.")
+    with nogil:  # column-major: outᵀ += bᵀ op(a)ᵀ
+        dgemm(&no, &yes if transpose_a else &no, &p, &m, &k, &one, <double*>&b[0, 0],
+              &ldb, <double*>&a[0, 0], &lda, &one, &out[0, 0], &ldo)
