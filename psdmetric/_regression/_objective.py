@@ -76,14 +76,19 @@ def _whole(Z, norms, y, U, column_sums):
 
 
 def _blocks(Z, norms, y, U, column_sums):
-    """``W`` a block of rows at a time, each multiplied into ``U`` from both sides."""
+    """``W`` a block of rows at a time, chunk by chunk, each block multiplied into ``U``
+    from both sides."""
     n_samples = len(Z)
     step = max(1, _BLOCK_ENTRIES // n_samples)
+    chunk = max(1, min(step, _CHUNK_ENTRIES // n_samples))
     loss = 0.0
     for start in range(0, n_samples, step):
         rows = slice(start, min(start + step, n_samples))
-        weights = Z[rows] @ Z.T
-        loss += _chunk_weights(weights, norms, y, column_sums, start)
+        weights = np.empty((rows.stop - start, n_samples))
+        for first in range(start, rows.stop, chunk):
+            part = weights[first - start:first - start + chunk]
+            np.matmul(Z[first:first + len(part)], Z.T, out=part)
+            loss += _chunk_weights(part, norms, y, column_sums, first)
         add_product(U, weights, Z[rows], True)
         add_product(U[rows], weights, Z, False)
     return loss
