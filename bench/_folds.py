@@ -48,7 +48,7 @@ LEARNER_CODE = {
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
     "MEG": "targets-1",
-    "MLKR": "symmetric-4-tol-budget-1",
+    "MLKR": "symmetric-4-steps-15",
     "MMC": "spg-2-syrk-1",
     "OnlineLogDet": "online-5",
     "POLA": "pola-9",

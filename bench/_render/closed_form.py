@@ -6,6 +6,7 @@ import numpy as np
 
 from _render._text import machine_line
 from psdmetric import MLKR
+from psdmetric._regression._mlkr import _STEPS_PER_ROUND
 
 # Closed-form matrices must agree to this relative difference (issue 36, target 1).
 TOLERANCE = 1e-6
@@ -260,7 +261,8 @@ def page(results):
         "",
         "MLKR's default `tol` is chosen on these three sets and scored by "
         "leave-one-set-out: each `tol` of the grid fitted on the same folds "
-        "(`max_iter=200` rounds of 20 L-BFGS iterations), scored by its 5-NN MSE over the "
+        f"(`max_iter=200` rounds of {_STEPS_PER_ROUND} L-BFGS iterations), scored by its "
+        "5-NN MSE over the "
         f"Euclidean metric's on the set; the default (`tol={MLKR().tol:g}`) is the `tol` "
         "with the "
         "least mean score over the three sets, and each held-out set is scored with the "
