@@ -2,7 +2,7 @@
  *
  * Small matrix-vector products (r ≈ 50-100) run several times below the machine's
  * rate through OpenBLAS (about 6 µs for r = 100 on the reference machine, against
- * about 1 µs here). As in _logdet_simd.h, GCC compiles each function for baseline
+ * about 1 µs here). As in _cholesky_simd.h, GCC compiles each function for baseline
  * x86-64 and for x86-64-v3 (AVX2 and FMA) and picks the clone at load time.
  */
 #ifndef PSDMETRIC_KRYLOV_SIMD_H
@@ -12,8 +12,10 @@
 #include <math.h>
 #include <stddef.h>
 
+/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
+ * a libc header, defines __GLIBC__ there). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12)
+    && (__GNUC__ >= 12) && defined(__GLIBC__)
 #define PSDMETRIC_KRYLOV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PSDMETRIC_KRYLOV_CLONES

@@ -11,8 +11,10 @@
 #include <math.h>
 #include <stddef.h>
 
+/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
+ * a libc header, defines __GLIBC__ there). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12)
+    && (__GNUC__ >= 12) && defined(__GLIBC__)
 #define PSDMETRIC_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define PSDMETRIC_CLONES

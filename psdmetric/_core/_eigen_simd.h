@@ -1,6 +1,6 @@
 /* The eigen update's O(k²) loops at the CPU's vector width: one build for every x86-64.
  *
- * As in _logdet_simd.h, GCC compiles each function for baseline x86-64 (SSE2) and for
+ * As in _cholesky_simd.h, GCC compiles each function for baseline x86-64 (SSE2) and for
  * x86-64-v3 (AVX2 and FMA) and picks the clone at load time; the loops are bound by
  * one division per (pole, root), which AVX2 does four at a time. Built with
  * -ffp-contract=off (no FMA), both clones give bit-identical results. Each module that
@@ -12,8 +12,10 @@
 #include <math.h>
 #include <stddef.h>
 
+/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
+ * a libc header, defines __GLIBC__ there). */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12)
+    && (__GNUC__ >= 12) && defined(__GLIBC__)
 #define PSDMETRIC_EIGEN_CLONES \
     __attribute__((target_clones("arch=x86-64-v3", "default"), unused))
 #elif defined(__GNUC__)

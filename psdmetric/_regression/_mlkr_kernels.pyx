@@ -35,8 +35,9 @@ cdef extern from *:
     #include <math.h>
     #include <stddef.h>
     #include <string.h>
+    /* target_clones resolves through ifunc: glibc's, not musl's (math.h tells). */
     #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
-        && defined(__ELF__) && (__GNUC__ >= 12)
+        && defined(__ELF__) && (__GNUC__ >= 12) && defined(__GLIBC__)
     #define PSDMETRIC_MLKR_CLONES __attribute__((target_clones("arch=x86-64-v3", \
         "default"), optimize("fp-contract=off")))
     #else
