@@ -5,7 +5,7 @@ RCA and LFDA, on every suite set under the suite protocol (``_folds``: stratifie
 
 - RCA: both libraries on the same chunklets (psdmetric's default draw, every class cut
   into pairs, seed 0), passed to metric-learn's ``RCA`` as ``chunks``;
-- LFDA: both libraries with their defaults (psdmetric ``k=7``, metric-learn
+- LFDA: both libraries with their defaults (psdmetric ``k=20``, metric-learn
   ``k=min(7, d − 1)``) for the 5-NN errors; the matrices compared at metric-learn's
   ``k``. metric-learn 0.7.0 departs from Sugiyama (2007) twice (its local scales are a
   column of the partitioned distance matrix, not each sample's k-th neighbour distance,

@@ -12,6 +12,7 @@ from psdmetric import LFDA, MLKR, RCA, PairConstraints, PairsClassifier, Triplet
 from psdmetric import triplets_from_labels
 from psdmetric._closed_form import _lfda
 from psdmetric._core._chunklets import Chunklets
+from psdmetric._core._principal import span_axes
 
 
 def scaled(load):
@@ -130,7 +131,7 @@ def lfda_scatters_oracle(X, y, k):
 @pytest.mark.parametrize("n_components", [None, 2])
 def test_lfda_equals_the_dense_oracle(load, n_components):
     X, y = scaled(load)
-    S_b, S_w = lfda_scatters_oracle(X, y, 7)
+    S_b, S_w = lfda_scatters_oracle(X, y, LFDA().k)
     values, vectors = linalg.eigh(S_b, S_w)
     rows = n_components or X.shape[1]
     values, vectors = values[::-1][:rows], vectors[:, ::-1][:, :rows]
@@ -157,9 +158,9 @@ def test_lfda_scatters_in_row_blocks_equal_one_block(monkeypatch):
 
 def test_lfda_small_class_takes_its_farthest_member():
     X, y = scaled(load_iris)
-    keep = np.r_[0:3, 50:150]  # class 0 keeps 3 samples: k = 7 becomes 2 there only
+    keep = np.r_[0:3, 50:150]  # class 0 keeps 3 samples: k = 20 becomes 2 there only
     X, y = X[keep], y[keep]
-    S_b, S_w = lfda_scatters_oracle(X, y, 7)
+    S_b, S_w = lfda_scatters_oracle(X, y, 20)
     values = linalg.eigh(S_b, S_w, eigvals_only=True)[::-1]
     np.testing.assert_allclose(LFDA().fit(X, y).eigenvalues_, values, rtol=1e-10)
 
@@ -230,6 +231,21 @@ class RecordingClasses(NeighborhoodComponentsAnalysis):
 def _squared_distances(metric, X):
     Z = metric.transform(X)
     return ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1)
+
+
+def test_span_axes_span_the_eigenvectors_of_nonzero_variance():
+    """The pivoted Cholesky span is the span of the scatter's eigenvectors with variance,
+    orthonormal; None when the rows vary along every feature, or along none."""
+    rng = np.random.RandomState(0)
+    A = rng.randn(40, 6)
+    X = np.c_[A, A @ rng.randn(6, 3), np.full(40, 2.0)]
+    axes = span_axes(X)
+    values, vectors = linalg.eigh(np.cov(X, rowvar=False))
+    kept = vectors[:, values > 1e-10 * values.max()]
+    assert axes.shape == (10, 6)
+    np.testing.assert_allclose(axes.T @ axes, np.eye(6), rtol=0, atol=1e-14)
+    np.testing.assert_allclose(axes @ axes.T, kept @ kept.T, rtol=0, atol=1e-12)
+    assert span_axes(A) is None and span_axes(np.ones((5, 3))) is None
 
 
 @pytest.mark.parametrize("extra", ["constant", "sum of two"])

@@ -35,7 +35,7 @@ def test_every_component_equals_the_dense_oracle():
     X, y = unequal_classes(1)
     S_b, S_w = lfda_scatters_oracle(X, y, 7)
     values, vectors = linalg.eigh(S_b, S_w)
-    model = LFDA().fit(X, y)
+    model = LFDA(k=7).fit(X, y)
     np.testing.assert_allclose(model.eigenvalues_, values[::-1], rtol=1e-10)
     oracle = (vectors * values) @ vectors.T
     assert relative_difference(model.get_mahalanobis_matrix(), oracle) < 1e-10
@@ -90,3 +90,26 @@ def test_auto_is_every_feature_up_to_100_features():
     X, y = unequal_classes()
     np.testing.assert_array_equal(LFDA().fit(X, y).components_,
                                   LFDA(n_components=None).fit(X, y).components_)
+
+
+@pytest.mark.parametrize("ratio", [1e-3, 1e-7, 1e-9, 1e-11, 1e-13, 0.0])
+def test_cheap_rank_check_clears_only_scatters_of_full_rank(ratio):
+    """The Cholesky condition estimate clears a scatter only if its spectrum would, and
+    clears every well-conditioned one (which then skips the spectrum)."""
+    rng = np.random.RandomState(0)
+    vectors = linalg.qr(rng.randn(30, 30))[0]
+    values = np.r_[np.geomspace(1.0, max(ratio, 1e-3), 29), ratio]
+    scatter = (vectors * values) @ vectors.T
+    cleared = _lfda._clearly_full_rank(scatter)
+    assert not cleared or _lfda._numerical_rank(scatter) == 30
+    assert cleared == (ratio >= 1e-7)
+
+
+def test_singular_local_within_scatter_is_refused_with_its_rank():
+    """Six classes of 3 samples span 15 dimensions; their within-class scatter, 12."""
+    rng = np.random.RandomState(0)
+    y = np.repeat(np.arange(6), 3)
+    X = rng.randn(18, 15) + 5.0 * rng.randn(6, 15)[y]
+    with pytest.raises(ValueError, match="local within-class scatter has rank 12, below "
+                                         "the 15 dimensions the rows of X span"):
+        LFDA().fit(X, y)

@@ -234,7 +234,8 @@ def page(results):
         "",
         "## LFDA (Sugiyama, 2007)",
         "",
-        "5-NN errors with each library's defaults (psdmetric `k=7`, metric-learn "
+        "5-NN errors with each library's defaults (psdmetric "
+        f"`{results['lfda_k']['default']}`, metric-learn "
         "`k=min(7, d − 1)`) on metric-learn's problem, every feature (psdmetric's "
         "`n_components=None`; its default `\"auto\"` learns on 50 principal axes above "
         "100 features, wide.md); matrices at metric-learn's `k`. metric-learn 0.7.0 departs "
