@@ -43,7 +43,8 @@ from _anchors import AnchorFitError, run_anchor
 from _datasets import SUITE
 from _folds import ANCHOR_CACHE, N_SPLITS, scaled_fold, suite_data
 from _harness import Case, main
-from _reporting import finish_machine, knn_error, log_error_ratio, machine
+from _reporting import (finish_machine, knn_error, let_blas_threads_sleep, log_error_ratio,
+                        machine)
 from _render.defaults import setting_text
 from bench_defaults import budget, leave_one_out
 from psdmetric import LFDA, MLKR, RCA
@@ -89,6 +90,7 @@ def cached_anchor(key, learner, X, y, params):
 
 def timed_fit(make, *args, **kwargs):
     """``(fitted, cpu seconds, error text)`` of ``make().fit(*args, **kwargs)``."""
+    let_blas_threads_sleep()
     start = time.process_time()
     try:
         with warnings.catch_warnings():

@@ -216,7 +216,10 @@ def page(results):
         "Differences of M are the largest over the folds of max|M − M_ml| / max|M_ml|. "
         "CPU is the sum over the five folds of `fit` alone (psdmetric's once-per-process "
         "scan of the loaded BLAS libraries, about 20 ms, is done before the first fit, as "
-        "metric-learn's imports are outside its timed fit).",
+        "metric-learn's imports are outside its timed fit), each psdmetric fit timed "
+        "after 0.2 s idle: OpenBLAS's worker thread spins for about 0.13 s of CPU after "
+        "the page's previous threaded product, which process CPU would bill to the fit "
+        "(1.7 s against 1.1 s for LFDA's five MNIST folds).",
         "",
         "## RCA (Bar-Hillel, Hertz, Shental & Weinshall, 2005)",
         "",
