@@ -29,9 +29,11 @@ def reference_pair_squared_distances(F, pairs):
     return np.einsum("ij,ij->i", differences, differences)
 
 
-def test_pair_squared_distances_equal_numpy_reference():
+@pytest.mark.parametrize("rank", [1, 7, 8, 19, 64])
+def test_pair_squared_distances_equal_numpy_reference(rank):
+    """Below, at and past the kernel's eight partial sums, and several rounds of them."""
     rng = np.random.RandomState(0)
-    F = rng.randn(30, 7)
+    F = rng.randn(30, rank)
     pairs = rng.randint(0, 30, size=(200, 2)).astype(np.intp)
     assert_allclose(pair_squared_distances(F, pairs),
                     reference_pair_squared_distances(F, pairs), rtol=1e-13)

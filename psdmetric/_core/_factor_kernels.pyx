@@ -9,6 +9,10 @@ projections and the online Burg learner update their factors with it.
 import numpy as np
 
 
+cdef extern from "_distance_simd.h" nogil:
+    double psdmetric_squared_distance(const double* a, const double* b, Py_ssize_t r)
+
+
 cdef extern from "_cholesky_simd.h" nogil:
     void psdmetric_cholupdatemult(double beta, const double* x, double* B, Py_ssize_t r,
                                   double* P, double* s)
@@ -55,8 +59,7 @@ def pair_squared_distances(const double[:, ::1] F, const Py_ssize_t[:, ::1] pair
     factor, these are every constraint's current squared distance, in ``m r`` flops.
     """
     cdef Py_ssize_t m = pairs.shape[0], n = F.shape[0], r = F.shape[1]
-    cdef Py_ssize_t c, k, i, j
-    cdef double total, diff
+    cdef Py_ssize_t c
     if pairs.shape[1] != 2:
         raise ValueError("pairs must have two columns")
     if m and (np.min(pairs) < 0 or np.max(pairs) >= n):
@@ -65,11 +68,6 @@ def pair_squared_distances(const double[:, ::1] F, const Py_ssize_t[:, ::1] pair
     cdef double[::1] distances = out
     with nogil:
         for c in range(m):
-            i = pairs[c, 0]
-            j = pairs[c, 1]
-            total = 0.0
-            for k in range(r):
-                diff = F[i, k] - F[j, k]
-                total = total + diff * diff
-            distances[c] = total
+            distances[c] = psdmetric_squared_distance(&F[pairs[c, 0], 0],
+                                                      &F[pairs[c, 1], 0], r)
     return out

@@ -6,9 +6,9 @@ its gradient, and the impostor search's pairs within their radii.
 NumPy would make a pass per step over the triplets (their margins, the active mask, two
 weighted counts) and assemble a sparse Laplacian per evaluation; here each push pair's
 squared distance is computed once, its triplets are swept while it is in a register,
-and the Laplacian is applied pair by pair (``_lmnn_simd.h``: the per-pair loops at the
-CPU's vector width). ``tests/test_lmnn.py`` holds the NumPy versions these loops must
-match.
+and the Laplacian is applied pair by pair (``_lmnn_simd.h`` and the core's
+``_distance_simd.h``: the per-pair loops at the CPU's vector width).
+``tests/test_lmnn.py`` holds the NumPy versions these loops must match.
 """
 
 import numpy as np
@@ -18,8 +18,11 @@ ctypedef fused pull_index:
     Py_ssize_t
 
 
-cdef extern from "_lmnn_simd.h" nogil:
+cdef extern from "../_core/_distance_simd.h" nogil:
     double psdmetric_squared_distance(const double* a, const double* b, Py_ssize_t r)
+
+
+cdef extern from "_lmnn_simd.h" nogil:
     void psdmetric_add_pair(double* image_a, double* image_b, const double* a,
                             const double* b, double weight, Py_ssize_t r)
 

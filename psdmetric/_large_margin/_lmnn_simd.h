@@ -1,14 +1,15 @@
-/* LMNN's per-pair loops at the CPU's vector width: one build for every x86-64.
+/* LMNN's per-pair update at the CPU's vector width: one build for every x86-64.
  *
- * GCC compiles each function twice, for baseline x86-64 (SSE2) and for x86-64-v3
+ * GCC compiles the function twice, for baseline x86-64 (SSE2) and for x86-64-v3
  * (AVX2), and picks the clone once, at load time, from the running CPU. The module is
- * built with -ffp-contract=off and every lane sums fixed entries in a fixed order, so
- * both clones return the same bits. Other compilers and targets build the plain loops.
+ * built with -ffp-contract=off, so both clones return the same bits. The squared
+ * distance beside it is the core's (_core/_distance_simd.h). Other compilers and
+ * targets build the plain loop.
  */
 #ifndef PSDMETRIC_LMNN_SIMD_H
 #define PSDMETRIC_LMNN_SIMD_H
 
-#include <math.h>
+#include <math.h>  /* defines __GLIBC__ for the guard below */
 #include <stddef.h>
 
 /* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
@@ -19,27 +20,6 @@
 #else
 #define PSDMETRIC_LMNN_CLONES
 #endif
-
-/* ‖a − b‖² over r entries in eight partial sums (lane j sums the entries k ≡ j mod 8):
- * one chain of dependent additions would bound the loop by their latency. */
-PSDMETRIC_LMNN_CLONES
-static double psdmetric_squared_distance(const double *a, const double *b, ptrdiff_t r)
-{
-    double partial[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-    ptrdiff_t k, j, whole = r - r % 8;
-    for (k = 0; k < whole; k += 8) {
-        for (j = 0; j < 8; j++) {
-            const double d = a[k + j] - b[k + j];
-            partial[j] += d * d;
-        }
-    }
-    for (k = whole; k < r; k++) {
-        const double d = a[k] - b[k];
-        partial[0] += d * d;
-    }
-    return ((partial[0] + partial[1]) + (partial[2] + partial[3]))
-           + ((partial[4] + partial[5]) + (partial[6] + partial[7]));
-}
 
 /* The pair's two rows of (D − W) Z: image_a += w (a − b), image_b −= w (a − b). The
  * rows are distinct (a pair of a point with itself adds exactly zero: the caller skips
