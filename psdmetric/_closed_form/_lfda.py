@@ -209,7 +209,7 @@ def lfda_components(between, within, rows, embedding_type):
 
 
 def _clearly_full_rank(scatter):
-    """Whether a Cholesky factor and its condition estimate (O(d²)) clear the scatter.
+    """Whether a Cholesky factor and its O(d²) condition estimate clear the scatter.
 
     A symmetric matrix's reciprocal 1-norm condition number is at most the ratio of its
     extreme eigenvalues, and LAPACK's estimate of it is rarely 3 times too high, so an
