@@ -216,10 +216,15 @@ def page(results):
         "Differences of M are the largest over the folds of max|M − M_ml| / max|M_ml|. "
         "CPU is the sum over the five folds of `fit` alone (psdmetric's once-per-process "
         "scan of the loaded BLAS libraries, about 20 ms, is done before the first fit, as "
-        "metric-learn's imports are outside its timed fit), each psdmetric fit timed "
-        "after 0.2 s idle: OpenBLAS's worker thread spins for about 0.13 s of CPU after "
-        "the page's previous threaded product, which process CPU would bill to the fit "
-        "(1.7 s against 1.1 s for LFDA's five MNIST folds).",
+        "metric-learn's imports are outside its timed fit). psdmetric's fits run with the "
+        "machine's threads and the page's own products on one thread: OpenBLAS's worker "
+        "spins for about 0.13 s of CPU after a threaded product, which process CPU would "
+        "bill to the next fit (1.7 s against 1.1 s for LFDA's five MNIST folds). "
+        "metric-learn fits in a fresh "
+        "worker process, psdmetric in the page's long-lived one, so the page fixes "
+        "glibc's mmap threshold at its initial 128 KiB: otherwise, after the first cases, "
+        "glibc serves psdmetric's large arrays from its heap without huge pages (an "
+        "MNIST fold of LFDA: 0.29 s of CPU instead of 0.22 s).",
         "",
         "## RCA (Bar-Hillel, Hertz, Shental & Weinshall, 2005)",
         "",
