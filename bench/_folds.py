@@ -43,7 +43,7 @@ LEARNER_CACHE = Path("/tmp/psdmetric_suite_cache")
 LEARNER_CODE = {
     "DefiniteBoost": "slack-3",
     "KernelPOLA": "pola-9",
-    "LFDA": "auto-50-k20-span-2",
+    "LFDA": "auto-50-k20-span-3",
     "LMNN": "lbfgs-6-kernel-1",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
@@ -53,7 +53,7 @@ LEARNER_CODE = {
     "OnlineLogDet": "online-5",
     "POLA": "pola-9",
     "PSDBoost": "psdboost-5",
-    "RCA": "auto-25-span-2",
+    "RCA": "auto-25-span-3",
     "SCML": "no-change-1",
     "SDML": "auto-balance-1",
     "VonNeumann": "lanczos-4",

@@ -12,7 +12,7 @@ from psdmetric import LFDA, MLKR, RCA, PairConstraints, PairsClassifier, Triplet
 from psdmetric import triplets_from_labels
 from psdmetric._closed_form import _lfda
 from psdmetric._core._chunklets import Chunklets
-from psdmetric._core._principal import span_axes
+from psdmetric._core._principal import span_coordinates
 
 
 def scaled(load):
@@ -233,19 +233,30 @@ def _squared_distances(metric, X):
     return ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=-1)
 
 
-def test_span_axes_span_the_eigenvectors_of_nonzero_variance():
+@pytest.mark.parametrize("orthonormal", [True, False])
+def test_span_coordinates_span_the_eigenvectors_of_nonzero_variance(orthonormal):
     """The pivoted Cholesky span is the span of the scatter's eigenvectors with variance,
-    orthonormal; None when the rows vary along every feature, or along none."""
+    on orthonormal axes or on 6 of the 10 features (the others written in them);
+    ``project`` and ``lift`` are ``X @ C`` and ``L @ Cᵀ``. None when the rows vary along
+    every feature, or along none."""
     rng = np.random.RandomState(0)
     A = rng.randn(40, 6)
     X = np.c_[A, A @ rng.randn(6, 3), np.full(40, 2.0)]
-    axes = span_axes(X)
+    span = span_coordinates(X, orthonormal=orthonormal)
+    C = span.lift(np.eye(6)).T
     values, vectors = linalg.eigh(np.cov(X, rowvar=False))
     kept = vectors[:, values > 1e-10 * values.max()]
-    assert axes.shape == (10, 6)
-    np.testing.assert_allclose(axes.T @ axes, np.eye(6), rtol=0, atol=1e-14)
-    np.testing.assert_allclose(axes @ axes.T, kept @ kept.T, rtol=0, atol=1e-12)
-    assert span_axes(A) is None and span_axes(np.ones((5, 3))) is None
+    assert span.dimension == 6 and C.shape == (10, 6)
+    np.testing.assert_allclose(kept @ kept.T @ C, C, rtol=0, atol=1e-12)
+    assert np.linalg.matrix_rank(C) == 6
+    if orthonormal:
+        np.testing.assert_allclose(C.T @ C, np.eye(6), rtol=0, atol=1e-14)
+    else:
+        np.testing.assert_array_equal(C[span.kept], np.eye(6))
+    np.testing.assert_allclose(span.project(X), X @ C, rtol=1e-13, atol=1e-13)
+    L = rng.randn(3, 6)
+    np.testing.assert_allclose(span.lift(L), L @ C.T, rtol=1e-13, atol=1e-13)
+    assert span_coordinates(A) is None and span_coordinates(np.ones((5, 3))) is None
 
 
 @pytest.mark.parametrize("extra", ["constant", "sum of two"])

@@ -8,6 +8,7 @@ from scipy import linalg
 
 from psdmetric import LFDA
 from psdmetric._closed_form import _lfda
+from psdmetric._core._principal import span_coordinates
 from test_closed_form import lfda_scatters_oracle, relative_difference
 
 
@@ -113,3 +114,18 @@ def test_singular_local_within_scatter_is_refused_with_its_rank():
     with pytest.raises(ValueError, match="local within-class scatter has rank 12, below "
                                          "the 15 dimensions the rows of X span"):
         LFDA().fit(X, y)
+
+
+def test_dependent_features_give_the_fit_on_orthonormal_axes_of_the_span():
+    """Two features that are combinations of the others: LFDA learns on 8 of the 10
+    features (the other two written in them), its affinities from X's own distances, and
+    finds the metric it finds on orthonormal axes of the span."""
+    X, y = unequal_classes(2)
+    wider = np.c_[X, X @ np.random.RandomState(1).randn(8, 2) / 3.0]
+    assert span_coordinates(wider, orthonormal=False).axes is None  # the features serve
+    axes = linalg.orth((wider - wider.mean(axis=0)).T)
+    on_axes = LFDA(k=7).fit(wider @ axes, y)
+    model = LFDA(k=7).fit(wider, y)
+    np.testing.assert_allclose(model.eigenvalues_, on_axes.eigenvalues_, rtol=1e-9)
+    expected = axes @ on_axes.get_mahalanobis_matrix() @ axes.T
+    assert relative_difference(model.get_mahalanobis_matrix(), expected) < 1e-9

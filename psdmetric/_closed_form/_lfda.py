@@ -14,7 +14,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import (AUTO_COMPONENTS, MahalanobisMixin, on_leading_axes, one_blas_thread,
-                     oriented_columns, span_axes)
+                     oriented_columns, span_coordinates)
 from ._rca import _check_span
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
@@ -151,16 +151,21 @@ class LFDA(MahalanobisMixin):
             # A constant feature adds nothing to the span: seek it among the others only
             # (MNIST fold: 634 of 784 pixels vary, 0.05 s less CPU).
             varying = np.flatnonzero(X.max(axis=0) > X.min(axis=0))
-            learned_on = X if len(varying) == X.shape[1] else X[:, varying]
-            axes = span_axes(learned_on)
-            if axes is not None:
-                learned_on = learned_on @ axes
+            measured = X if len(varying) == X.shape[1] else X[:, varying]
+            # Given the affinities, LFDA's eigenvectors do not depend on the basis of the
+            # span: the features span_coordinates keeps are one, cheaper than axes (only
+            # "orthonormalized" needs axes). The affinities need the distances of X.
+            span = span_coordinates(
+                measured, orthonormal=self.embedding_type == "orthonormalized")
+            learned_on = measured if span is None else span.project(measured)
             _check_span(n_components, learned_on.shape[1], X.shape[1], "LFDA")
-            between, within = local_scatters(learned_on, codes, self.k)
+            between, within = local_scatters(
+                learned_on, codes, self.k,
+                measured=measured if span is not None and span.axes is None else None)
             components, values = lfda_components(
                 between, within, n_components or learned_on.shape[1], self.embedding_type)
-            if axes is not None:
-                components = components @ axes.T
+            if span is not None:
+                components = span.lift(components)
             if len(varying) < X.shape[1]:
                 components, on_varying = np.zeros((len(components), X.shape[1])), components
                 components[:, varying] = on_varying
@@ -229,13 +234,16 @@ def _numerical_rank(scatter):
     return int(np.sum(spectrum > _RANK_TOL * max(spectrum.max(), np.finfo(float).tiny)))
 
 
-def local_scatters(X, codes, k):
+def local_scatters(X, codes, k, measured=None):
     """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007).
 
     With ``R_c = (D_c − A_c) X_c`` the affinity Laplacian of class ``c`` times its rows,
     ``s`` the sums of rows: ``S_w = Σ_c X_cᵀ R_c / n_c`` and
     ``S_b = Σ_c X_cᵀ (R_c − n_c X_c + 1 s_cᵀ) / n + (XᵀX − s sᵀ/n) − S_w``: both are
-    ``Xᵀ`` times rows of weights built class by class, one product for the two.
+    ``Xᵀ`` times rows of weights built class by class, one product for the two. The
+    affinities come from the Euclidean distances of the rows of ``measured`` (default
+    ``X``): the same samples in coordinates that keep their distances, where ``X`` has
+    coordinates that do not.
     """
     n_samples, n_features = X.shape
     # Rows grouped by class: each class a slice of X and of the weights.
@@ -246,7 +254,9 @@ def local_scatters(X, codes, k):
         members, n_members = X[start:stop], stop - start
         within_rows, between_rows = weights[start:stop, :n_features], weights[start:stop,
                                                                               n_features:]
-        np.divide(_class_laplacian_rows(members, k), n_members, out=within_rows)
+        distances_of = None if measured is None else measured[order[start:stop]]
+        np.divide(_class_laplacian_rows(members, k, distances_of), n_members,
+                  out=within_rows)
         # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c, with R_c/n_c already in within_rows.
         np.multiply(within_rows, n_members / n_samples - 1.0, out=between_rows)
         between_rows += members * (1.0 - n_members / n_samples)
@@ -258,19 +268,21 @@ def local_scatters(X, codes, k):
     return (between + between.T) / 2, (within + within.T) / 2
 
 
-def _class_laplacian_rows(members, k):
-    """``(D − A) X_c`` for the class's local-scaling affinity, in row blocks."""
+def _class_laplacian_rows(members, k, measured=None):
+    """``(D − A) X_c`` for the class's local-scaling affinity, in row blocks; the
+    affinity from the distances of the rows of ``measured`` (default ``members``)."""
     n_members = len(members)
     if n_members < 2:
         return np.zeros_like(members)
+    measured = members if measured is None else measured
     step = max(1, _BLOCK_ENTRIES // n_members)
-    norms = np.einsum("ij,ij->i", members, members)
+    norms = np.einsum("ij,ij->i", measured, measured)
     neighbour = min(k, n_members - 1)
     # A class within one block keeps its distances for the affinity; larger ones recompute.
-    kept = _squared_distances(members, norms, 0, step) if step >= n_members else None
+    kept = _squared_distances(measured, norms, 0, step) if step >= n_members else None
 
     def distances(start):
-        return kept if kept is not None else _squared_distances(members, norms, start, step)
+        return kept if kept is not None else _squared_distances(measured, norms, start, step)
 
     scales = np.concatenate([
         np.sqrt(np.partition(distances(start), neighbour, axis=1)[:, neighbour])

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
 from .._core import (AUTO_COMPONENTS, MahalanobisMixin, PairConstraints, on_leading_axes,
-                     one_blas_thread, oriented_columns, span_axes)
+                     one_blas_thread, oriented_columns, span_coordinates)
 from .._core._chunklets import Chunklets
 
 # Eigenvalues below this fraction of the largest are rank deficiency, not signal.
@@ -209,12 +209,12 @@ def _fit_components(X, chunks, n_components):
         n_components = None
         if dimension is not None:
             X, reduced = on_leading_axes(X, "auto", auto=dimension)
-    axes = span_axes(X)
-    if axes is None:
+    span = span_coordinates(X)
+    if span is None:
         components = rca_components(X, chunks, n_components)
     else:
-        _check_span(n_components, axes.shape[1], len(axes), "RCA")
-        components = rca_components(X @ axes, chunks, n_components) @ axes.T
+        _check_span(n_components, span.dimension, X.shape[1], "RCA")
+        components = span.lift(rca_components(span.project(X), chunks, n_components))
     return components if reduced is None else components @ reduced.T
 
 

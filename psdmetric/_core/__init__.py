@@ -22,7 +22,7 @@ from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
 from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, on_leading_axes,
-                         principal_axes, span_axes)
+                         principal_axes, span_coordinates)
 from ._projections import leading_eigenpairs, project_trace_bounded
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -70,7 +70,7 @@ __all__ = [
     "project_trace_bounded",
     "rank_one_eigen_update",
     "screen_violations",
-    "span_axes",
+    "span_coordinates",
     "squared_distance_bounds",
     "threadpool_controller",
     "triplets_from_labels",
