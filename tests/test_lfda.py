@@ -96,14 +96,31 @@ def test_auto_is_every_feature_up_to_100_features():
 @pytest.mark.parametrize("ratio", [1e-3, 1e-7, 1e-9, 1e-11, 1e-13, 0.0])
 def test_cheap_rank_check_clears_only_scatters_of_full_rank(ratio):
     """The Cholesky condition estimate clears a scatter only if its spectrum would, and
-    clears every well-conditioned one (which then skips the spectrum)."""
+    clears every well-conditioned one (which then skips the spectrum), giving its
+    lower Cholesky factor."""
     rng = np.random.RandomState(0)
     vectors = linalg.qr(rng.randn(30, 30))[0]
     values = np.r_[np.geomspace(1.0, max(ratio, 1e-3), 29), ratio]
     scatter = (vectors * values) @ vectors.T
-    cleared = _lfda._clearly_full_rank(scatter)
-    assert not cleared or _lfda._numerical_rank(scatter) == 30
-    assert cleared == (ratio >= 1e-7)
+    factor = _lfda._factor_if_clearly_full_rank(scatter)
+    assert factor is None or _lfda._numerical_rank(scatter) == 30
+    assert (factor is not None) == (ratio >= 1e-7)
+    if factor is not None:
+        np.testing.assert_allclose(factor @ factor.T, scatter, rtol=0, atol=1e-14)
+        assert not np.triu(factor, 1).any()
+
+
+def test_generalised_eigenpairs_from_the_factor_equal_scipys_eigh():
+    rng = np.random.RandomState(0)
+    A, B = rng.randn(40, 40), rng.randn(40, 40)
+    between, within = A @ A.T, B @ B.T + np.eye(40)
+    values, vectors = _lfda._generalised_eigenpairs(between, linalg.cholesky(within,
+                                                                             lower=True))
+    expected_values, expected_vectors = linalg.eigh(between, within, driver="gvd")
+    np.testing.assert_allclose(values, expected_values, rtol=1e-12)
+    # Eigenvectors up to sign: vᵀ S_w v = 1 fixes their scale.
+    signs = np.sign(np.sum(vectors * expected_vectors, axis=0))
+    np.testing.assert_allclose(vectors * signs, expected_vectors, rtol=1e-9, atol=1e-12)
 
 
 def test_singular_local_within_scatter_is_refused_with_its_rank():
