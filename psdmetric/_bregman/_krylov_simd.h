@@ -2,8 +2,8 @@
  *
  * Small matrix-vector products (r ≈ 50-100) run several times below the machine's
  * rate through OpenBLAS (about 6 µs for r = 100 on the reference machine, against
- * about 1 µs here). As in _cholesky_simd.h, GCC compiles each function for baseline
- * x86-64 and for x86-64-v3 (AVX2 and FMA) and picks the clone at load time.
+ * about 1 µs here). Each function is built for baseline x86-64 and for x86-64-v3 (AVX2
+ * and FMA), the clone picked at load time (_core/_clones.h).
  */
 #ifndef PSDMETRIC_KRYLOV_SIMD_H
 #define PSDMETRIC_KRYLOV_SIMD_H
@@ -12,18 +12,11 @@
 #include <math.h>
 #include <stddef.h>
 
-/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
- * a libc header, defines __GLIBC__ there). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12) && defined(__GLIBC__)
-#define PSDMETRIC_KRYLOV_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PSDMETRIC_KRYLOV_CLONES
-#endif
+#include "../_core/_clones.h"
 
 /* y = L x for a symmetric r×r L stored in full, column-major: y = Σ_j x_j L[:, j].
  * Columns go in fours so that each load and store of y serves four of them. */
-PSDMETRIC_KRYLOV_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_symmetric_product(ptrdiff_t r, const double *__restrict L,
                                         const double *__restrict x, double *__restrict y)
 {
@@ -48,7 +41,7 @@ static void psdmetric_symmetric_product(ptrdiff_t r, const double *__restrict L,
 }
 
 /* L += t q qᵀ on both triangles of the full, column-major r×r L. */
-PSDMETRIC_KRYLOV_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_symmetric_rank_one(ptrdiff_t r, double t, const double *__restrict q,
                                          double *__restrict L)
 {
@@ -63,7 +56,7 @@ static void psdmetric_symmetric_rank_one(ptrdiff_t r, double t, const double *__
 
 /* L += t q qᵀ on both triangles, then y = L x: the update deferred from one visit and the
  * next visit's first product in one pass over L (half the traffic of the two apart). */
-PSDMETRIC_KRYLOV_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_rank_one_product(ptrdiff_t r, double t, const double *__restrict q,
                                        double *__restrict L, const double *__restrict x,
                                        double *__restrict y)
@@ -101,7 +94,7 @@ static void psdmetric_rank_one_product(ptrdiff_t r, double t, const double *__re
 /* One classical Gram–Schmidt pass: h = Kᵀ w, w -= K h, for the k orthonormal
  * columns of the column-major r×k K. Returns h[k - 1], w's component along the last
  * column, which Lanczos needs as its diagonal entry. */
-PSDMETRIC_KRYLOV_CLONES
+PSDMETRIC_CLONES
 static double psdmetric_orthogonalise(ptrdiff_t r, ptrdiff_t k, const double *__restrict K,
                                       double *__restrict w, double *__restrict h)
 {

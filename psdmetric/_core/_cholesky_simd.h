@@ -1,9 +1,8 @@
 /* LogDet's projection loops at the CPU's vector width: one build for every x86-64.
  *
- * GCC compiles each function twice, for baseline x86-64 (SSE2) and for x86-64-v3
- * (AVX2 and FMA), and picks the clone once, at load time, from the running CPU.
- * Other compilers and targets build the plain loops. Pointers are `__restrict`
- * rather than C99 `restrict`, which MSVC's C compiler lacks.
+ * Each function is built for baseline x86-64 and for x86-64-v3 (AVX2 and FMA) and the
+ * clone picked at load time (_clones.h). Pointers are `__restrict` rather than C99
+ * `restrict`, which MSVC's C compiler lacks.
  */
 #ifndef PSDMETRIC_LOGDET_SIMD_H
 #define PSDMETRIC_LOGDET_SIMD_H
@@ -11,14 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 
-/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
- * a libc header, defines __GLIBC__ there). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12) && defined(__GLIBC__)
-#define PSDMETRIC_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PSDMETRIC_CLONES
-#endif
+#include "_clones.h"
 
 /* B <- B L with L Lᵀ = I + beta x xᵀ; B lower triangular r×r, column-major.
  *

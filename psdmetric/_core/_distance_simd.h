@@ -1,11 +1,9 @@
 /* The squared distance of two rows at the CPU's vector width: one build for every x86-64.
  *
  * Shared by the cyclic driver's screen (_factor_kernels) and LMNN's loss (_lmnn_kernels):
- * each module compiles its own copy with its own flags. GCC compiles the function twice,
- * for baseline x86-64 (SSE2) and for x86-64-v3 (AVX2), and picks the clone once, at load
- * time, from the running CPU; in a module built with -ffp-contract=off both clones return
- * the same bits, since every lane sums fixed entries in a fixed order. Other compilers
- * and targets build the plain loop.
+ * each module compiles its own copy with its own flags, for baseline x86-64 and for
+ * x86-64-v3 (_clones.h). In a module built with -ffp-contract=off both clones return
+ * the same bits, since every lane sums fixed entries in a fixed order.
  */
 #ifndef PSDMETRIC_DISTANCE_SIMD_H
 #define PSDMETRIC_DISTANCE_SIMD_H
@@ -13,18 +11,11 @@
 #include <math.h>
 #include <stddef.h>
 
-/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
- * a libc header, defines __GLIBC__ there). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12) && defined(__GLIBC__)
-#define PSDMETRIC_DISTANCE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PSDMETRIC_DISTANCE_CLONES
-#endif
+#include "_clones.h"
 
 /* ‖a − b‖² over r entries in eight partial sums (lane j sums the entries k ≡ j mod 8):
  * one chain of dependent additions would bound the loop by their latency. */
-PSDMETRIC_DISTANCE_CLONES
+PSDMETRIC_CLONES
 static double psdmetric_squared_distance(const double *a, const double *b, ptrdiff_t r)
 {
     double partial[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};

@@ -1,10 +1,8 @@
 /* The eigen update's O(k²) loops at the CPU's vector width: one build for every x86-64.
  *
- * As in _cholesky_simd.h, GCC compiles each function for baseline x86-64 (SSE2) and for
- * x86-64-v3 (AVX2 and FMA) and picks the clone at load time; the loops are bound by
- * one division per (pole, root), which AVX2 does four at a time. Built with
- * -ffp-contract=off (no FMA), both clones give bit-identical results. Each module that
- * includes this header uses one of the functions, hence `unused`.
+ * Each function is built for baseline x86-64 and for x86-64-v3 (_clones.h); the loops
+ * are bound by one division per (pole, root), which AVX2 does four at a time. Built
+ * with -ffp-contract=off (no FMA), both clones give bit-identical results.
  */
 #ifndef PSDMETRIC_EIGEN_SIMD_H
 #define PSDMETRIC_EIGEN_SIMD_H
@@ -12,23 +10,13 @@
 #include <math.h>
 #include <stddef.h>
 
-/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
- * a libc header, defines __GLIBC__ there). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12) && defined(__GLIBC__)
-#define PSDMETRIC_EIGEN_CLONES \
-    __attribute__((target_clones("arch=x86-64-v3", "default"), unused))
-#elif defined(__GNUC__)
-#define PSDMETRIC_EIGEN_CLONES __attribute__((unused))
-#else
-#define PSDMETRIC_EIGEN_CLONES
-#endif
+#include "_clones.h"
 
 /* For each active root a (ascending root indices act[a], at p_org[a] + tau[a]), the
  * sums Σ y²_j x and Σ y²_j x², x = 1 / ((p_j − p_org[a]) − tau[a]), over the poles
  * j ≤ act[a] (psi, dpsi) and j > act[a] (phi, dphi); roots innermost.
  */
-PSDMETRIC_EIGEN_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_secular_sums(ptrdiff_t k, ptrdiff_t na, const double *__restrict p,
                                    const double *__restrict y_squared,
                                    const ptrdiff_t *__restrict act,
@@ -70,7 +58,7 @@ static void psdmetric_secular_sums(ptrdiff_t k, ptrdiff_t na, const double *__re
  * (p − λ_i)⁻¹ ŵ normalised; every p_j − λ_i = (p_j − p_org[i]) − tau[i] is exact.
  * prod is a work array of k entries; k ≥ 2.
  */
-PSDMETRIC_EIGEN_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_cauchy_vectors(ptrdiff_t k, const double *__restrict p,
                                      const double *__restrict p_org,
                                      const double *__restrict tau,
@@ -111,7 +99,7 @@ static void psdmetric_cauchy_vectors(ptrdiff_t k, const double *__restrict p,
  * selected): built with -fno-trapping-math, the inner loop vectorises. acc is a work
  * array of m entries.
  */
-PSDMETRIC_EIGEN_CLONES
+PSDMETRIC_CLONES
 static double psdmetric_exp_frechet(ptrdiff_t m, const double *__restrict lam,
                                     const double *__restrict ex,
                                     const double *__restrict wt, double *__restrict acc,

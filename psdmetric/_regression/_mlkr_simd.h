@@ -1,8 +1,8 @@
 /* MLKR's row loops at the CPU's vector width: one build for every x86-64.
  *
- * As in _core/_cholesky_simd.h, GCC compiles each function for baseline x86-64 (SSE2)
- * and for x86-64-v3 (AVX2) and picks the clone at load time; the module is built with
- * -ffp-contract=off (no FMA), so both clones give the same bits. Maxima and sums run in
+ * Each function is built for baseline x86-64 (SSE2) and for x86-64-v3 (AVX2), the clone
+ * picked at load time (_core/_clones.h); the module is built with -ffp-contract=off (no
+ * FMA), so both clones give the same bits. Maxima and sums run in
  * eight lanes (j mod 8), so that an entry need not wait for the previous one; GCC
  * vectorises the maxima itself but not the sums, written with its vector extension
  * (plain lanes for other compilers).
@@ -14,17 +14,10 @@
 #include <stddef.h>
 #include <string.h>
 
-/* target_clones resolves through ifunc, which glibc has and musl does not (math.h,
- * a libc header, defines __GLIBC__ there). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__) \
-    && (__GNUC__ >= 12) && defined(__GLIBC__)
-#define PSDMETRIC_MLKR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define PSDMETRIC_MLKR_CLONES
-#endif
+#include "../_core/_clones.h"
 #define PSDMETRIC_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-PSDMETRIC_MLKR_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_mlkr_exponent_rows(double *__restrict block,
                                          const double *__restrict norms,
                                          ptrdiff_t start, ptrdiff_t n_rows, ptrdiff_t n,
@@ -56,7 +49,7 @@ static void psdmetric_mlkr_exponent_rows(double *__restrict block,
 
 /* Zero the entries of row under smallest; their sum and their sum weighted by y,
  * lane k over j = k mod 8 (the remainder in lane 0), lanes summed pairwise. */
-PSDMETRIC_MLKR_CLONES
+PSDMETRIC_CLONES
 static void psdmetric_mlkr_sums(double *__restrict row, const double *__restrict y,
                                 ptrdiff_t n, double smallest, double *sums)
 {
@@ -103,7 +96,7 @@ static void psdmetric_mlkr_sums(double *__restrict row, const double *__restrict
     sums[1] = ((w[0] + w[4]) + (w[1] + w[5])) + ((w[2] + w[6]) + (w[3] + w[7]));
 }
 
-PSDMETRIC_MLKR_CLONES
+PSDMETRIC_CLONES
 static double psdmetric_mlkr_weight_rows(double *__restrict block,
                                          const double *__restrict y, ptrdiff_t start,
                                          ptrdiff_t n_rows, ptrdiff_t n,
