@@ -1,4 +1,5 @@
-"""Leading principal axes of the data: the subspace the high-dimensional defaults learn in."""
+"""The subspaces the learners work in: leading principal axes of the data (the
+high-dimensional defaults) and coordinates on the span of its centred rows."""
 
 import numpy as np
 from scipy import linalg
