@@ -1,21 +1,12 @@
 """The page of ``bench_metric_learn_convex.py``: MMC, SDML, LSML, SCML against metric-learn."""
 
-import math
-
 import numpy as np
 
-from _render._text import command, machine_line
+from _render._text import command, machine_line, mean_se, within_one_se
 
 # Objectives a higher value of which is better (the others are minimised).
 MAXIMISED = {"MMC"}
 TOLERANCE = 1e-6
-
-
-def _mean_se(values):
-    values = np.asarray(values, dtype=float)
-    if len(values) < 2:
-        return float(values.mean()) if len(values) else math.nan, math.nan
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
 
 
 def summary(cell):
@@ -25,12 +16,12 @@ def summary(cell):
     if not all("error" in f for f in ours):
         row["ours_status"] = next(k for f in ours for k in f if k in ("timeout", "failed"))
         finished = [f for f in theirs if "error" in f]
-        row["status"] = ("{:.3f} ± {:.3f}".format(*_mean_se([f["error"] for f in finished]))
+        row["status"] = ("{:.3f} ± {:.3f}".format(*mean_se([f["error"] for f in finished]))
                          + f" ({len(finished)} folds)" if finished else
                          "over budget" if any(f.get("over_budget") for f in theirs)
                          else "fails" if theirs else "not run")
         return row
-    row["ours_error"] = _mean_se([f["error"] for f in ours])
+    row["ours_error"] = mean_se([f["error"] for f in ours])
     row["ours_cpu"] = float(np.mean([f["cpu"] for f in ours]))
     finished = [f for f in theirs if "error" in f]
     if any(f.get("over_budget") for f in theirs):
@@ -42,7 +33,7 @@ def summary(cell):
         row["status"] = "finished"
     if finished:
         paired = ours[:len(finished)]
-        row["theirs_error"] = _mean_se([f["error"] for f in finished])
+        row["theirs_error"] = mean_se([f["error"] for f in finished])
         row["theirs_cpu"] = float(np.mean([f["cpu"] for f in finished]))
         sign = 1 if cell["learner"] in MAXIMISED else -1
         row["objective_ok"] = all(
@@ -51,11 +42,8 @@ def summary(cell):
         row["objective"] = [(o["objective"], t["objective"]) for o, t in zip(paired, finished)]
         row["speedup"] = row["theirs_cpu"] / max(float(np.mean([f["cpu"] for f in paired])),
                                                  1e-9)
-        mean, se = row["ours_error"]
-        theirs_mean, theirs_se = row["theirs_error"]
-        bound = max(se if not math.isnan(se) else 0, theirs_se if not math.isnan(theirs_se)
-                    else 0)
-        row["error_ok"] = mean <= theirs_mean + bound
+        row["error_ok"] = within_one_se([f["error"] for f in ours],
+                                        [f.get("error") for f in theirs])
     return row
 
 
@@ -93,7 +81,8 @@ def page(results):
         "venv. Objective: the same function evaluated on both metrics, per fold, "
         "psdmetric first (MMC: Σ_D d / √(Σ_S d²), higher is better; SDML, LSML, SCML: "
         "lower is better). 5-NN test error: mean ± standard error over the folds; ✗ marks "
-        "a target missed (error more than one standard error above metric-learn's, or an "
+        "a target missed (error more than one standard error above metric-learn's on the "
+        "folds both finish, or an "
         "objective worse by more than 1e-6 relative). CPU: seconds per fit (mean over "
         "the folds), and metric-learn's CPU over psdmetric's.",
         "",
