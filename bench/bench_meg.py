@@ -34,9 +34,10 @@ on sets where no cap binds every cap fits the same pairs and scores the same.
 
 The ``targets_choice`` case chooses the pairs and targets ``MEG()`` draws from labels
 by leave-one-data-set-out on the 20 suite and check sets (as ``bench_definite_boost``):
-``MEG(n_neighbors=k, target_ratio=r, random_state=0)`` for ``r`` in 1.5, 2, 3, 4 with 3
-neighbours, 2 and 3 with 5, 2 with random pairs (``n_neighbors=None``) and 2 with 2 and
-4 neighbours, folds from the fold cache of ``_folds.learner_fold``. A setting is eligible
+``MEG(n_neighbors=k, target_ratio=r, tol=t, random_state=0)`` for ``r`` in 1.5, 2, 3, 4
+with 3 neighbours, 2 and 3 with 5, 2 with random pairs (``n_neighbors=None``) and 2 with
+2 and 4 neighbours, each with the passes' stopping rule ``t`` = 0.1 and 0.03, folds from
+the fold cache of ``_folds.learner_fold``. A setting is eligible
 if every MNIST-5000 fold (784 features) fits under ``cpu_limit`` CPU seconds (a fold not
 cached is stopped after ``wall_limit`` wall seconds, and the setting is out). Each
 held-out set gets the eligible setting at most Euclidean 5-NN's misclassified test
@@ -269,11 +270,14 @@ def pairs_cap(seeds):
             "chosen": min(CAPS, key=lambda cap: (total[str(cap)], CAPS.index(cap)))}
 
 
-# Pairs (neighbours per side, or None: random pairs) × how far a target moves a pair.
-TARGET_SETTINGS = ([{"n_neighbors": 3, "target_ratio": ratio} for ratio in (1.5, 2.0, 3.0, 4.0)]
-                   + [{"n_neighbors": 5, "target_ratio": ratio} for ratio in (2.0, 3.0)]
-                   + [{"n_neighbors": None, "target_ratio": 2.0}]
-                   + [{"n_neighbors": k, "target_ratio": 2.0} for k in (2, 4)])
+# Pairs (neighbours per side, or None: random pairs) × how far a target moves a pair ×
+# the passes' stopping rule.
+TARGET_SETTINGS = [
+    {**pairs, "tol": tol} for tol in (0.1, 0.03) for pairs in (
+        [{"n_neighbors": 3, "target_ratio": ratio} for ratio in (1.5, 2.0, 3.0, 4.0)]
+        + [{"n_neighbors": 5, "target_ratio": ratio} for ratio in (2.0, 3.0)]
+        + [{"n_neighbors": None, "target_ratio": 2.0}]
+        + [{"n_neighbors": k, "target_ratio": 2.0} for k in (2, 4)])]
 
 
 def setting_errors(setting, names, cpu_limit, wall_limit):

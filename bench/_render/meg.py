@@ -168,16 +168,17 @@ def pairs_cap_section(result):
 def setting_label(setting):
     pairs = ("random pairs" if setting["n_neighbors"] is None
              else f"{setting['n_neighbors']} neighbours")
-    return f"{pairs}, ratio {setting['target_ratio']:g}"
+    return f"{pairs}, ratio {setting['target_ratio']:g}, tol {setting['tol']:g}"
 
 
 def targets_choice_section(result):
     """The ``targets_choice`` case: held-out choices, then every setting on every set."""
     names, base = result["sets"], result["euclidean"]
     intro = (
-        "`MEG(n_neighbors=k, target_ratio=r, random_state=0)`: each pair drawn from labels "
-        "gets its squared distance under `W₁ = I/d` divided (similar) or multiplied "
-        "(dissimilar) by `r`, all rescaled to the start's total. On the "
+        "`MEG(n_neighbors=k, target_ratio=r, tol=t, random_state=0)`: each pair drawn "
+        "from labels gets its squared distance under `W₁ = I/d` divided (similar) or "
+        "multiplied (dissimilar) by `r`, all rescaled to the start's total; the passes "
+        "stop when one lowers the loss by at most `t` times the last. On the "
         f"{len(names)} suite and check sets, stratified 5-fold (seed 0), `StandardScaler` "
         "on the training fold, 5-NN test error. A setting is eligible if every "
         f"MNIST-5000 fold (784 features) fits under {result['cpu_limit']:g} CPU seconds "
