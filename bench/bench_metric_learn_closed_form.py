@@ -24,7 +24,9 @@ under 2 s CPU; ``bench_defaults.budget``, as POLA's settings).
 CPU seconds of ``fit`` only: psdmetric in this process (its one scan of the loaded
 BLAS libraries, once per process, done before the first fit), metric-learn in its
 venv's worker (``_anchors``); the machine is shared and loaded. metric-learn's fits are cached
-under ``/tmp/anchor_cache``. Run ``python bench/bench_metric_learn_closed_form.py``.
+under ``/tmp/anchor_cache`` with the time they were measured, which the page states
+(delete the cache to measure them again in the run). Run
+``python bench/bench_metric_learn_closed_form.py``.
 """
 
 import hashlib
@@ -33,6 +35,7 @@ import os
 import sys
 import time
 import warnings
+from datetime import datetime, timezone
 
 import numpy as np
 from sklearn.metrics import pairwise_distances
@@ -68,12 +71,19 @@ LFDA_GRID = tuple({"k": k, "embedding_type": embedding} for embedding in ("weigh
 ANCHOR_TIMEOUT = 1800
 
 
+def utc_text(seconds):
+    """A POSIX time as ``2026-11-27 10:10 UTC``."""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def cached_anchor(key, learner, X, y, params):
     """metric-learn's fit from ``/tmp/anchor_cache`` or run (and cached)."""
     path = ANCHOR_CACHE / f"closed_form__{key}.json"
     if path.exists():
         record = json.loads(path.read_text())
         record["components"] = np.array(record["components"])
+        # Records cached before the field existed were written when they were measured.
+        record.setdefault("measured_at", utc_text(path.stat().st_mtime))
         return record
     try:
         result = run_anchor(learner, X, y, params=params, timeout=ANCHOR_TIMEOUT)
@@ -83,6 +93,7 @@ def cached_anchor(key, learner, X, y, params):
                   "version": result.versions["metric-learn"]}
     except AnchorFitError as error:
         record = {"components": [], "metric": [], "cpu": None, "failed": str(error)[:200]}
+    record["measured_at"] = utc_text(time.time())
     ANCHOR_CACHE.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record))
     record["components"] = np.array(record["components"])
@@ -146,7 +157,8 @@ def fold_record(model, anchor, fold, cpu, failed, **comparison):
         **comparison,
         "error": None if model is None else finite_error(model.components_, Xtr, ytr, Xte, yte),
         "anchor_error": finite_error(anchor["components"], Xtr, ytr, Xte, yte),
-        "cpu": cpu, "anchor_cpu": anchor["cpu"], "failed": failed,
+        "cpu": cpu, "anchor_cpu": anchor["cpu"], "anchor_measured_at": anchor["measured_at"],
+        "failed": failed,
         "anchor_failed": anchor["failed"] or (
             None if np.all(np.isfinite(anchor["components"])) else "NaN in components_"),
     }
@@ -305,6 +317,7 @@ def mlkr_set(dataset):
             "loss_at_anchor_budget": float(long_run.objective_),
             "anchor_loss": mlkr_training_loss(anchor["components"], Xtr, ytr),
             "n_iter": int(model.n_iter_), "cpu": cpu, "anchor_cpu": anchor["cpu"],
+            "anchor_measured_at": anchor["measured_at"],
             "failed": failed, "anchor_failed": anchor["failed"],
         })
     print(f"MLKR {dataset:<24} {summary(folds, 'mse')}", flush=True)
