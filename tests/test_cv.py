@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_iris, load_wine, make_classification
 from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -320,22 +320,53 @@ def test_large_sets_hold_every_inner_fit_to_twice_the_defaults_work(wine, monkey
     results = search.cv_results_
     train = folds[0][0]
     # The default's path (3 neighbours) is fitted freely up to the default, γ = 0.1.
-    plain = {}
+    plain, cycles, n_pairs = {}, {}, {}
     for k in (3, None):
         model = LogDet(n_neighbors=k, tol=1e-6, warm_start=True, random_state=0)
         if k is None:
             model.set_params(n_constraints=min(40 * 9, 10 * len(y)))
-        plain[k] = []
+        plain[k], cycles[k] = [], []
         for gamma in (0.01, 0.1, 10.0):
             model.set_params(gamma=gamma).fit(X[train], y[train])
-            plain[k].append(model.n_iter_ * len(model.constraints_.pairs))
+            n_pairs[k] = len(model.constraints_.pairs)
+            plain[k].append(model.n_iter_ * n_pairs[k])
+            cycles[k].append(model.n_iter_)
     budget = 2 * plain[3][1]
-    # Scored exactly when the unbounded fit of the same path needs less than the budget.
-    within = np.array([w < budget for w in plain[None]] + [True, True, plain[3][2] < budget])
+    # Scored exactly when the unbounded fit of the same path needs less than the budget,
+    # and the random path's budget covers the cycles the default's first γ took.
+    started = budget // n_pairs[None] >= cycles[3][0]
+    within = np.array([started and w < budget for w in plain[None]]
+                      + [True, True, plain[3][2] < budget])
     assert not within.all(), "the test needs a candidate over the budget"
     within[:3] = np.cumprod(within[:3]).astype(bool)  # a path ends at its first overrun
     np.testing.assert_array_equal(results["n_splits_scored"], within.astype(int))
     assert within[search.best_index_]
+
+
+@pytest.mark.parametrize("search", [LogDetCV, VonNeumannCV])
+def test_a_path_short_of_the_defaults_first_cycles_is_not_started(search, monkeypatch):
+    # 20 classes: 10 random pairs per sample, twice the neighbour pairs, so the random
+    # path's budget affords fewer cycles than the default's first γ took; run anyway,
+    # its first fit is cut at the budget and scores nothing, so skipping it changes no
+    # result.
+    X, y = make_classification(n_samples=1000, n_features=10, n_informative=8,
+                               n_redundant=0, n_classes=20, n_clusters_per_class=1,
+                               class_sep=1.5, random_state=0)
+    skipping = search(random_state=0).fit(X, y)
+    score_path = psdmetric._bregman._cv._score_path
+
+    def every_path_started(*args, **kwargs):
+        return score_path(*args, **{**kwargs, "min_cycles": None})
+
+    monkeypatch.setattr(psdmetric._bregman._cv, "_score_path", every_path_started)
+    running = search(random_state=0).fit(X, y)
+    random_first = skipping.cv_results_["params"].index({"gamma": 0.01, "n_neighbors": None})
+    assert np.isnan(skipping.cv_results_["mean_fit_time"][random_first])
+    assert running.cv_results_["mean_fit_time"][random_first] > 0
+    for key in ("mean_test_score", "n_splits_scored", "chosen"):
+        np.testing.assert_array_equal(skipping.cv_results_[key], running.cv_results_[key])
+    assert skipping.best_params_ == running.best_params_
+    np.testing.assert_array_equal(skipping.components_, running.components_)
 
 
 def test_random_pairs_are_capped_at_ten_per_sample():

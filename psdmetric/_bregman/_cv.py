@@ -88,14 +88,21 @@ def _true_class_probability(knn, Z_test, y_test):
 
 
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
-                knn_neighbors, seed, *, max_work=None, budget_from=None, report=None):
-    """Per-sample held-out k-NN scores, fit times and work of ``learner`` for every γ.
+                knn_neighbors, seed, *, max_work=None, min_cycles=None, budget_from=None,
+                report=None):
+    """Per-sample held-out k-NN scores, fit times, work and cycles of ``learner`` per γ.
 
     Scores are a (γ × test sample) array, NaN for a γ not fitted. With ``max_work``, a
     fit may run at most that many cycles × pairs; one that needs them all is over budget
-    and ends the path (larger γ cost more cycles). With ``budget_from`` (the default γ's
-    index), the later γ get ``_WORK_BUDGET`` times that fit's work. With ``report`` (a
-    line prefix), print each candidate's score as ``GridSearchCV(verbose=...)`` does.
+    and ends the path (larger γ cost more cycles). With ``min_cycles`` (the cycles the
+    default scheme's first γ took from the same start), a path whose budget affords
+    fewer for its first γ is over budget before it starts: with many classes, random
+    pairs outnumber neighbour pairs and never finished in the cycles left to them (two
+    folds of each of three sets with 26–32 classes, where they cost 0.03–0.6 s of CPU
+    per search for nothing; on digits, cells and MNIST-5000 every path still runs). With
+    ``budget_from`` (the default γ's index), the later γ get ``_WORK_BUDGET`` times that
+    fit's work. With ``report`` (a line prefix), print each candidate's score as
+    ``GridSearchCV(verbose=...)`` does.
 
     Pairs and bounds come from a ``RandomState(seed)`` in the order the learner's own
     ``fit(X, y)`` draws them (pairs, then bounds); every γ then starts its cycles from
@@ -107,6 +114,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         return None
     scores = np.full((len(gammas), len(test)), np.nan)
     fit_times, work = np.full(len(gammas), np.nan), np.full(len(gammas), np.nan)
+    cycles = np.full(len(gammas), np.nan)
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries and products
     # only contend (OpenMP and BLAS alike).
     with one_thread():
@@ -123,7 +131,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
         for index, gamma in enumerate(gammas):
             cap = learner.max_iter if max_work is None else min(learner.max_iter,
                                                                 int(max_work // n_pairs))
-            if cap < 1:
+            if cap < 1 or (index == 0 and min_cycles is not None and cap < min_cycles):
                 break
             rng.set_state(stream)
             start = time.perf_counter()
@@ -138,7 +146,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             fit_times[index] = time.perf_counter() - start
             if cap < learner.max_iter and fitted.n_iter_ >= cap:
                 break
-            work[index] = fitted.n_iter_ * n_pairs
+            cycles[index], work[index] = fitted.n_iter_, fitted.n_iter_ * n_pairs
             if index == budget_from:
                 max_work = _WORK_BUDGET * work[index]
             # X is validated once in fit: ``transform`` would validate it again per γ.
@@ -149,7 +157,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             if report:
                 print(f"{report} n_neighbors={n_neighbors}, gamma={gamma:.3g}: score "
                       f"{scores[index].mean():.4f}, fit {fit_times[index]:.3f} s", flush=True)
-    return scores, fit_times, work
+    return scores, fit_times, work, cycles
 
 
 def _in_principal_directions(learner, X_train, X_test):
@@ -313,8 +321,9 @@ class _PairLearnerCV(MahalanobisMixin):
 
         NaN where a candidate was not fitted. From ``_LARGE_FROM`` samples on (with the
         default in the grid), the default's scheme is fitted first, and every later fit
-        gets ``_WORK_BUDGET`` times the default's work on its split. Raises when no
-        scheme can be drawn.
+        gets ``_WORK_BUDGET`` times the default's work on its split (a path none of
+        whose budget covers the cycles the default's first γ took is not started).
+        Raises when no scheme can be drawn.
         """
         n_gammas, n_schemes = len(gammas), len(schemes)
         default = self._default_index(gammas, schemes)
@@ -322,6 +331,7 @@ class _PairLearnerCV(MahalanobisMixin):
         samples = [np.full((n_schemes * n_gammas, len(test)), np.nan) for _, test in splits]
         fit_times = np.full((len(splits), n_schemes * n_gammas), np.nan)
         drawable, max_work = np.ones(n_schemes, dtype=bool), [None] * len(splits)
+        min_cycles = [None] * len(splits)
         phases = ([[default // n_gammas], [s for s in range(n_schemes)
                                            if s != default // n_gammas]]
                   if budget else [range(n_schemes)])
@@ -332,6 +342,7 @@ class _PairLearnerCV(MahalanobisMixin):
                     delayed(_score_path)(
                         learner, X, y, *splits[fold], gammas, schemes[s], n_constraints,
                         self.knn_neighbors, seed, max_work=max_work[fold],
+                        min_cycles=min_cycles[fold],
                         budget_from=default % n_gammas if budget and s == default // n_gammas
                         else None,
                         report=self.verbose and (
@@ -344,9 +355,10 @@ class _PairLearnerCV(MahalanobisMixin):
                     drawable[s] = False
                     continue
                 columns = slice(s * n_gammas, (s + 1) * n_gammas)
-                samples[fold][columns], fit_times[fold, columns], work = path
+                samples[fold][columns], fit_times[fold, columns], work, cycles = path
                 if budget and s == default // n_gammas:
                     max_work[fold] = _WORK_BUDGET * work[default % n_gammas]
+                    min_cycles[fold] = cycles[0]
         for s in np.flatnonzero(~drawable):
             for split in samples:
                 split[s * n_gammas:(s + 1) * n_gammas] = np.nan
