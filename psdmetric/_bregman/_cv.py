@@ -40,7 +40,7 @@ from .._core import (
     one_thread,
 )
 from ._cv_doc import SHARED_DOC
-from ._cv_rule import MARGINS, rank_scores, stepwise_choice
+from ._cv_rule import MARGINS, rank_scores, stepwise_choice, true_class_probability
 from ._base import prior_eigenpairs, resolve_components
 from ._logdet import LogDet
 from ._von_neumann import VonNeumann
@@ -74,19 +74,6 @@ def _neighbour_pairs_possible(y):
     return len(counts) >= 2 and counts.max() >= 2
 
 
-def _true_class_probability(knn, Z_test, y_test):
-    """Share of each test sample's k nearest training samples that hold its label.
-
-    This is the k-NN classifier's predicted probability of the true class: on a
-    held-out fold of a few dozen samples its mean moves by 1/(k·n) where the accuracy
-    moves by 1/n, so candidates that differ by less than one test sample are still ranked.
-    """
-    proba = knn.predict_proba(Z_test)
-    index = np.searchsorted(knn.classes_, y_test).clip(max=len(knn.classes_) - 1)
-    seen = knn.classes_[index] == y_test
-    return np.where(seen, proba[np.arange(len(y_test)), index], 0.0)
-
-
 def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
                 knn_neighbors, seed, *, max_work=None, min_cycles=None, budget_from=None,
                 report=None):
@@ -94,12 +81,9 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
 
     Scores are a (γ × test sample) array, NaN for a γ not fitted. With ``max_work``, a
     fit may run at most that many cycles × pairs; one that needs them all is over budget
-    and ends the path (larger γ cost more cycles). With ``min_cycles`` (the cycles the
-    default scheme's first γ took from the same start), a path whose budget affords
-    fewer for its first γ is over budget before it starts: with many classes, random
-    pairs outnumber neighbour pairs and never finished in the cycles left to them (two
-    folds of each of three sets with 26–32 classes, where they cost 0.03–0.6 s of CPU
-    per search for nothing; on digits, cells and MNIST-5000 every path still runs). With
+    and ends the path (larger γ cost more cycles); with ``min_cycles`` (those of the
+    default scheme's first γ), a path whose budget affords fewer for its first γ is over
+    budget before it starts (many classes' random pairs: user guide, "Cost"). With
     ``budget_from`` (the default γ's index), the later γ get ``_WORK_BUDGET`` times that
     fit's work. With ``report`` (a line prefix), print each candidate's score as
     ``GridSearchCV(verbose=...)`` does.
@@ -113,8 +97,7 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
     if n_neighbors is not None and not _neighbour_pairs_possible(y_train):
         return None
     scores = np.full((len(gammas), len(test)), np.nan)
-    fit_times, work = np.full(len(gammas), np.nan), np.full(len(gammas), np.nan)
-    cycles = np.full(len(gammas), np.nan)
+    fit_times, work, cycles = (np.full(len(gammas), np.nan) for _ in range(3))
     # Paths run in parallel (n_jobs): threads inside the small k-NN queries and products
     # only contend (OpenMP and BLAS alike).
     with one_thread():
@@ -152,8 +135,8 @@ def _score_path(learner, X, y, train, test, gammas, n_neighbors, n_constraints,
             # X is validated once in fit: ``transform`` would validate it again per γ.
             knn = KNeighborsClassifier(knn_neighbors).fit(
                 X_train @ fitted.components_.T, y_train)
-            scores[index] = _true_class_probability(knn, X_test @ fitted.components_.T,
-                                                    y[test])
+            scores[index] = true_class_probability(knn, X_test @ fitted.components_.T,
+                                                   y[test])
             if report:
                 print(f"{report} n_neighbors={n_neighbors}, gamma={gamma:.3g}: score "
                       f"{scores[index].mean():.4f}, fit {fit_times[index]:.3f} s", flush=True)
@@ -321,8 +304,7 @@ class _PairLearnerCV(MahalanobisMixin):
 
         NaN where a candidate was not fitted. From ``_LARGE_FROM`` samples on (with the
         default in the grid), the default's scheme is fitted first, and every later fit
-        gets ``_WORK_BUDGET`` times the default's work on its split (a path none of
-        whose budget covers the cycles the default's first γ took is not started).
+        gets ``_WORK_BUDGET`` times the default's work on its split (``_score_path``).
         Raises when no scheme can be drawn.
         """
         n_gammas, n_schemes = len(gammas), len(schemes)
@@ -330,8 +312,8 @@ class _PairLearnerCV(MahalanobisMixin):
         budget = len(y) >= _LARGE_FROM and default is not None
         samples = [np.full((n_schemes * n_gammas, len(test)), np.nan) for _, test in splits]
         fit_times = np.full((len(splits), n_schemes * n_gammas), np.nan)
-        drawable, max_work = np.ones(n_schemes, dtype=bool), [None] * len(splits)
-        min_cycles = [None] * len(splits)
+        drawable = np.ones(n_schemes, dtype=bool)
+        max_work, min_cycles = [None] * len(splits), [None] * len(splits)
         phases = ([[default // n_gammas], [s for s in range(n_schemes)
                                            if s != default // n_gammas]]
                   if budget else [range(n_schemes)])

@@ -1,4 +1,4 @@
-"""The stepwise rule of LogDetCV and VonNeumannCV: which candidate to refit.
+"""LogDetCV's and VonNeumannCV's score of a candidate, and the stepwise rule: which to refit.
 
 An inner cross-validation on a few hundred samples ranks candidates that differ by
 less than a standard error or two of their score difference at random, and keeping the
@@ -66,3 +66,16 @@ def rank_scores(mean):
     """Rank 1 for the best mean score, ties sharing the lowest rank, NaN ranked last."""
     order = np.where(np.isnan(mean), -np.inf, mean)
     return np.array([1 + np.sum(order > value) for value in order], dtype=np.int32)
+
+
+def true_class_probability(knn, Z_test, y_test):
+    """Share of each test sample's k nearest training samples that hold its label.
+
+    This is the k-NN classifier's predicted probability of the true class: on a
+    held-out fold of a few dozen samples its mean moves by 1/(k·n) where the accuracy
+    moves by 1/n, so candidates that differ by less than one test sample are still ranked.
+    """
+    proba = knn.predict_proba(Z_test)
+    index = np.searchsorted(knn.classes_, y_test).clip(max=len(knn.classes_) - 1)
+    seen = knn.classes_[index] == y_test
+    return np.where(seen, proba[np.arange(len(y_test)), index], 0.0)
