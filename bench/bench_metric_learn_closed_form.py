@@ -82,8 +82,6 @@ def cached_anchor(key, learner, X, y, params):
     if path.exists():
         record = json.loads(path.read_text())
         record["components"] = np.array(record["components"])
-        # Records cached before the field existed were written when they were measured.
-        record.setdefault("measured_at", utc_text(path.stat().st_mtime))
         return record
     try:
         result = run_anchor(learner, X, y, params=params, timeout=ANCHOR_TIMEOUT)

@@ -198,9 +198,7 @@ def _anchor_times(results):
     folds = [f for key in ("rca", "lfda") for entry in results.get(key, {}).values()
              for f in entry] + [f for entry in results.get("mlkr", {}).values()
                                 for f in entry["folds"]]
-    times = sorted(f["anchor_measured_at"] for f in folds if "anchor_measured_at" in f)
-    if not times:
-        return ""
+    times = sorted(f["anchor_measured_at"] for f in folds)
     return (f"metric-learn's fits are cached between runs (`/tmp/anchor_cache`); those on "
             f"this page were measured from {times[0]} to {times[-1]}, on the same machine.")
 
