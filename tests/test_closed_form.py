@@ -12,6 +12,7 @@ from psdmetric import LFDA, MLKR, RCA, PairConstraints, PairsClassifier, Triplet
 from psdmetric import triplets_from_labels
 from psdmetric._closed_form import _lfda
 from psdmetric._core._chunklets import Chunklets
+from psdmetric._core._base import oriented_columns
 from psdmetric._core._principal import span_coordinates
 
 
@@ -256,7 +257,34 @@ def test_span_coordinates_span_the_eigenvectors_of_nonzero_variance(orthonormal)
     np.testing.assert_allclose(span.project(X), X @ C, rtol=1e-13, atol=1e-13)
     L = rng.randn(3, 6)
     np.testing.assert_allclose(span.lift(L), L @ C.T, rtol=1e-13, atol=1e-13)
+    S = np.cov(rng.randn(20, 10), rowvar=False)
+    np.testing.assert_allclose(span.reduce(S), C.T @ S @ C, rtol=1e-13, atol=1e-13)
     assert span_coordinates(A) is None and span_coordinates(np.ones((5, 3))) is None
+
+
+def test_lfda_scatters_span_what_the_centred_rows_span():
+    """With two classes or more S_b + S_w has the null space of X's scatter, also where
+    the local affinities vanish (a far outlier, a sample without a local scale)."""
+    rng = np.random.RandomState(0)
+    A = rng.randn(60, 5)
+    A[0] *= 1e3
+    A[1:3] = A[3]
+    X = np.c_[A, A[:, :2] @ rng.randn(2, 2)]
+    codes = np.repeat(np.arange(3), 20)
+    between, within = _lfda.local_scatters(X, codes, 1)
+    ours = _lfda.span_of_scatter(between + within, orthonormal=True).axes
+    theirs = span_coordinates(X, orthonormal=True).axes
+    np.testing.assert_allclose(ours @ ours.T, theirs @ theirs.T, rtol=0, atol=1e-10)
+
+
+def test_oriented_columns_make_the_first_largest_magnitude_entry_positive():
+    """The NumPy rule it implements without an |v| temporary, ties included."""
+    rng = np.random.RandomState(0)
+    for _ in range(200):
+        v = rng.randint(-3, 4, size=rng.randint(1, 6, size=2)).astype(float)
+        largest = v[np.argmax(np.abs(v), axis=0), np.arange(v.shape[1])]
+        np.testing.assert_array_equal(oriented_columns(v),
+                                      v * np.where(largest < 0, -1.0, 1.0))
 
 
 @pytest.mark.parametrize("extra", ["constant", "sum of two"])

@@ -14,7 +14,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import (AUTO_COMPONENTS, MahalanobisMixin, on_leading_axes, one_blas_thread,
-                     oriented_columns, span_coordinates)
+                     oriented_columns, span_of_scatter)
 from ._rca import _check_span
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
@@ -154,19 +154,21 @@ class LFDA(MahalanobisMixin):
             # A constant feature adds nothing to the span: seek it among the others only
             # (MNIST fold: 634 of 784 pixels vary, 0.05 s less CPU).
             varying = np.flatnonzero(X.max(axis=0) > X.min(axis=0))
-            measured = X if len(varying) == X.shape[1] else X[:, varying]
-            # Given the affinities, LFDA's eigenvectors do not depend on the basis of the
-            # span: the features span_coordinates keeps are one, cheaper than axes (only
-            # "orthonormalized" needs axes). The affinities need the distances of X.
-            span = span_coordinates(
-                measured, orthonormal=self.embedding_type == "orthonormalized")
-            learned_on = measured if span is None else span.project(measured)
-            _check_span(n_components, learned_on.shape[1], X.shape[1], "LFDA")
-            between, within = local_scatters(
-                learned_on, codes, self.k,
-                measured=measured if span is not None and span.axes is None else None)
+            X_varying = X if len(varying) == X.shape[1] else X[:, varying]
+            between, within = local_scatters(X_varying, codes, self.k)
+            # The scatters' span is that of X's centred rows: with two classes or more,
+            # any two samples are joined through a sample of another class by pairs of
+            # positive weight in S_b + S_w. LFDA's eigenvectors do not depend on the
+            # basis of the span: the features it keeps are one, cheaper than axes (only
+            # "orthonormalized" needs axes).
+            span = span_of_scatter(between + within,
+                                   orthonormal=self.embedding_type == "orthonormalized")
+            _check_span(n_components, X_varying.shape[1] if span is None else span.dimension,
+                        X.shape[1], "LFDA")
+            if span is not None:
+                between, within = span.reduce(between), span.reduce(within)
             components, values = lfda_components(
-                between, within, n_components or learned_on.shape[1], self.embedding_type)
+                between, within, n_components or len(within), self.embedding_type)
             if span is not None:
                 components = span.lift(components)
             if len(varying) < X.shape[1]:
@@ -183,6 +185,8 @@ class LFDA(MahalanobisMixin):
 
 def lfda_components(between, within, rows, embedding_type):
     """The map's rows from the ``rows`` leading generalised eigenpairs of the scatters.
+
+    Overwrites ``between`` (a copy would be fresh memory to fault in).
 
     Returns
     -------
@@ -213,7 +217,7 @@ def lfda_components(between, within, rows, embedding_type):
     # S_b is PSD, so a negative eigenvalue is rounding.
     values, vectors = np.maximum(values[::-1], 0.0), oriented_columns(vectors[:, ::-1])
     if embedding_type == "weighted":
-        vectors = vectors * np.sqrt(values)
+        vectors *= np.sqrt(values)
     elif embedding_type == "orthonormalized":
         vectors = oriented_columns(linalg.qr(vectors, mode="economic")[0])
     return np.ascontiguousarray(vectors.T), values
@@ -231,7 +235,9 @@ def _factor_if_clearly_full_rank(scatter):
     factor, info = lapack.dpotrf(scatter, lower=1, clean=1)
     if info != 0:
         return None
-    norm = np.abs(scatter).sum(axis=0).max()
+    # Its 1-norm without an |S| temporary; the transpose of the symmetric S is the
+    # Fortran-ordered array LAPACK reads without a copy.
+    norm = lapack.dlange("1", scatter.T)
     return factor if lapack.dpocon(factor, norm, uplo="L")[0] > 100 * _RANK_TOL else None
 
 
@@ -239,7 +245,8 @@ def _generalised_eigenpairs(between, factor):
     """``scipy.linalg.eigh(between, within, driver="gvd")`` from ``within``'s lower
     Cholesky factor, which the rank check has already computed: LAPACK's sygvd without
     its own factorisation."""
-    reduced, info = lapack.dsygst(between, factor, itype=1, lower=1)
+    # In place: the symmetric S_b's transpose is the Fortran-ordered array LAPACK reads.
+    reduced, info = lapack.dsygst(between.T, factor, itype=1, lower=1, overwrite_a=1)
     if info == 0:
         values, vectors, info = lapack.dsyevd(reduced, compute_v=1, lower=1,
                                               overwrite_a=1)
@@ -255,38 +262,33 @@ def _numerical_rank(scatter):
     return int(np.sum(spectrum > _RANK_TOL * max(spectrum.max(), np.finfo(float).tiny)))
 
 
-def local_scatters(X, codes, k, measured=None):
+def local_scatters(X, codes, k):
     """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007).
 
     With ``R_c = (D_c − A_c) X_c`` the affinity Laplacian of class ``c`` times its rows,
     ``s`` the sums of rows: ``S_w = Σ_c X_cᵀ R_c / n_c`` and
     ``S_b = Σ_c X_cᵀ (R_c − n_c X_c + 1 s_cᵀ) / n + (XᵀX − s sᵀ/n) − S_w``: both are
-    ``Xᵀ`` times rows of weights built class by class, one product for the two. The
-    affinities come from the Euclidean distances of the rows of ``measured`` (default
-    ``X``): the same samples in coordinates that keep their distances, where ``X`` has
-    coordinates that do not.
+    ``Xᵀ`` times rows of weights built class by class, one product for each.
     """
     n_samples, n_features = X.shape
     # Rows grouped by class: each class a slice of X and of the weights.
     order = np.argsort(codes, kind="stable")
     X, bounds = X[order], np.r_[0, np.cumsum(np.bincount(codes))]
     weights = np.empty((n_samples, 2 * n_features))
+    total = X.sum(axis=0)
     for start, stop in zip(bounds[:-1], bounds[1:]):
         members, n_members = X[start:stop], stop - start
         within_rows, between_rows = weights[start:stop, :n_features], weights[start:stop,
                                                                               n_features:]
-        distances_of = None if measured is None else measured[order[start:stop]]
-        np.divide(_class_laplacian_rows(members, k, distances_of), n_members,
-                  out=within_rows)
-        # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c, with R_c/n_c already in within_rows.
-        np.multiply(within_rows, n_members / n_samples - 1.0, out=between_rows)
-        between_rows += members * (1.0 - n_members / n_samples)
-        between_rows += members.sum(axis=0) / n_samples
-    within = _symmetric_product(X, weights[:, :n_features])
-    between = _symmetric_product(X, weights[:, n_features:])
-    total = X.sum(axis=0)
-    between -= np.outer(total, total) / n_samples
-    return between, within
+        _class_laplacian_rows(members, k, out=within_rows)
+        within_rows /= n_members
+        # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c − 1 sᵀ/n (its product is the − s sᵀ/n),
+        # with R_c/n_c already in within_rows; in place, as each temporary is fresh memory.
+        np.subtract(members, within_rows, out=between_rows)
+        between_rows *= 1.0 - n_members / n_samples
+        between_rows += (members.sum(axis=0) - total) / n_samples
+    return (_symmetric_product(X, weights[:, n_features:]),
+            _symmetric_product(X, weights[:, :n_features]))
 
 
 def _symmetric_product(X, weights):
@@ -297,41 +299,44 @@ def _symmetric_product(X, weights):
     product = np.empty((n_features, n_features))
     edges = np.linspace(0, n_features, _PRODUCT_PARTS + 1).astype(int)
     for start, stop in zip(edges[:-1], edges[1:]):
-        product[start:stop, :stop] = X[:, start:stop].T @ weights[:, :stop]
+        np.matmul(X[:, start:stop].T, weights[:, :stop], out=product[start:stop, :stop])
     for start, stop in zip(edges[:-1], edges[1:]):
         product[:start, start:stop] = product[start:stop, :start].T
     return product
 
 
-def _class_laplacian_rows(members, k, measured=None):
-    """``(D − A) X_c`` for the class's local-scaling affinity, in row blocks; the
-    affinity from the distances of the rows of ``measured`` (default ``members``)."""
+def _class_laplacian_rows(members, k, out):
+    """``(D − A) X_c`` for the class's local-scaling affinity, in row blocks, into ``out``."""
     n_members = len(members)
     if n_members < 2:
-        return np.zeros_like(members)
-    measured = members if measured is None else measured
+        out[...] = 0.0
+        return
     step = max(1, _BLOCK_ENTRIES // n_members)
-    norms = np.einsum("ij,ij->i", measured, measured)
+    norms = np.einsum("ij,ij->i", members, members)
     neighbour = min(k, n_members - 1)
     # A class within one block keeps its distances for the affinity; larger ones recompute.
-    kept = _squared_distances(measured, norms, 0, step) if step >= n_members else None
+    kept = _squared_distances(members, norms, 0, step) if step >= n_members else None
 
     def distances(start):
-        return kept if kept is not None else _squared_distances(measured, norms, start, step)
+        return kept if kept is not None else _squared_distances(members, norms, start, step)
 
     scales = np.concatenate([
         np.sqrt(np.partition(distances(start), neighbour, axis=1)[:, neighbour])
         for start in range(0, n_members, step)])
-    rows = np.empty_like(members)
     for start in range(0, n_members, step):
         block = slice(start, start + step)
         product = np.outer(scales[block], scales)
         with np.errstate(divide="ignore", invalid="ignore"):
-            affinity = np.exp(-distances(start) / product)
+            laplacian = np.exp(-distances(start) / product)
         # A sample at distance 0 from its k-th neighbour has no scale: no affinity.
-        affinity[product == 0.0] = 0.0
-        rows[block] = affinity.sum(axis=1)[:, None] * members[block] - affinity @ members
-    return rows
+        laplacian[product == 0.0] = 0.0
+        # D − A in place (−A, each row's degree added on its diagonal), so that one
+        # product gives the rows without n_c × d temporaries.
+        degrees = laplacian.sum(axis=1)
+        np.negative(laplacian, out=laplacian)
+        diagonal = np.arange(len(degrees))
+        laplacian[diagonal, start + diagonal] += degrees
+        np.matmul(laplacian, members, out=out[block])
 
 
 def _squared_distances(members, norms, start, step):

@@ -22,7 +22,7 @@ from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
 from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, on_leading_axes,
-                         principal_axes, span_coordinates)
+                         principal_axes, span_coordinates, span_of_scatter)
 from ._projections import leading_eigenpairs, project_trace_bounded
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -71,6 +71,7 @@ __all__ = [
     "rank_one_eigen_update",
     "screen_violations",
     "span_coordinates",
+    "span_of_scatter",
     "squared_distance_bounds",
     "threadpool_controller",
     "triplets_from_labels",

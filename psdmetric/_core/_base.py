@@ -44,8 +44,13 @@ def oriented_columns(vectors):
     """
     if vectors.size == 0:
         return vectors
-    largest = vectors[np.argmax(np.abs(vectors), axis=0), np.arange(vectors.shape[1])]
-    return vectors * np.where(largest < 0, -1.0, 1.0)
+    # argmax(|v|) without an |v| temporary: the first of v's first maximum and first
+    # minimum whose magnitude is the largest.
+    columns = np.arange(vectors.shape[1])
+    top, bottom = np.argmax(vectors, axis=0), np.argmin(vectors, axis=0)
+    high, low = vectors[top, columns], -vectors[bottom, columns]
+    negative = (low > high) | ((low == high) & (bottom < top))
+    return vectors * np.where(negative, -1.0, 1.0)
 
 
 def _learned_distance(u, v, components):

@@ -40,13 +40,13 @@ _FEATURE_BASIS_BOUND = 10.0
 class SpanCoordinates:
     """Coordinates on the r-dimensional span of X's centred rows, and back to its d features.
 
-    ``project(X)`` is ``X @ C`` and ``lift(L)`` is ``L @ Cᵀ`` for a basis ``C`` (d × r) of
-    the span: with ``axes`` an orthonormal one, else r of X's own features (``kept``) with
-    each left-out feature written in them on the centred rows (its column of
-    ``coefficients``, (r × (d − r))), so that both maps cost (d − r) r flops per row
-    instead of d r. A learner whose result does not depend on the basis of the span
-    (LFDA's generalised eigenvectors) may take the features; one that does (RCA's
-    reduced rank) takes the axes.
+    ``project(X)`` is ``X @ C``, ``reduce(S)`` is ``Cᵀ S C`` and ``lift(L)`` is ``L @ Cᵀ``
+    for a basis ``C`` (d × r) of the span: with ``axes`` an orthonormal one, else r of
+    X's own features (``kept``) with each left-out feature written in them on the
+    centred rows (its column of ``coefficients``, (r × (d − r))), so that the maps cost
+    (d − r) r flops per row instead of d r. A learner whose result does not depend on the
+    basis of the span (LFDA's generalised eigenvectors) may take the features; one that
+    does (RCA's reduced rank) takes the axes.
     """
 
     def __init__(self, n_features, kept, left_out, coefficients, axes=None):
@@ -61,6 +61,21 @@ class SpanCoordinates:
         projected = X[:, self.kept]
         projected += X[:, self.left_out] @ self.coefficients.T
         return projected
+
+    def reduce(self, scatter):
+        """A quadratic form on the features (d × d) on the coordinates (r × r): ``Cᵀ S C``."""
+        if self.axes is not None:
+            return self.axes.T @ scatter @ self.axes
+        # With W the coefficients: S_kk + H Wᵀ + W Hᵀ, H = S_kl + ½ W S_ll (r × (d − r)),
+        # so that a large temporary is made once (each is fresh memory to fault in).
+        kept, left_out, coefficients = self.kept, self.left_out, self.coefficients
+        half = scatter[np.ix_(kept, left_out)]
+        half += 0.5 * coefficients @ scatter[np.ix_(left_out, left_out)]
+        cross = half @ coefficients.T
+        reduced = scatter[np.ix_(kept, kept)]
+        reduced += cross
+        reduced += cross.T
+        return reduced
 
     def lift(self, L):
         """The rows of a map on the coordinates (k × r) as a map on the features (k × d)."""
@@ -77,22 +92,31 @@ def span_coordinates(X, rtol=1e-10, orthonormal=True):
 
     Along a direction without variance every row of X is the same, so a learner that
     inverts a scatter of X has nothing to learn there: it learns in these coordinates
-    and gives the other directions no weight. A pivoted Cholesky factor of the scatter
-    finds the span: a feature whose variance left over given the features picked before
-    it is below ``rtol`` times the largest feature variance adds no direction. None
-    also when no direction has variance (all rows equal), which the learners refuse on
-    their own. ``orthonormal``: on orthonormal axes of the span (a QR factor), else on
-    the features the factor picked when they are a well-conditioned basis (MNIST fold,
-    634 pixels spanning 612 dimensions: 0.025 s for the axes against 0.05 s by an
-    eigendecomposition, and no QR or products with the 612 kept pixels for the
-    features; their basis has condition number 2.2).
+    and gives the other directions no weight. ``span_of_scatter`` of X's scatter.
     """
-    scatter = _scatter(X)
+    return span_of_scatter(_scatter(X), rtol, orthonormal)
+
+
+def span_of_scatter(scatter, rtol=1e-10, orthonormal=True):
+    """``SpanCoordinates`` of the range of a PSD scatter (d × d); None if it is all d.
+
+    A pivoted Cholesky factor of the scatter finds it: a feature whose variance left
+    over given the features picked before it is below ``rtol`` times the largest feature
+    variance adds no direction. None also when no direction has variance (all rows
+    equal), which the learners refuse on their own. ``orthonormal``: on orthonormal axes
+    of the span (a QR factor), else on the features the factor picked when they are a
+    well-conditioned basis (MNIST fold, 634 pixels spanning 612 dimensions: 0.025 s for
+    the axes against 0.05 s by an eigendecomposition, and no QR or products with the 612
+    kept pixels for the features; their basis has condition number 2.2). Overwrites
+    ``scatter``, which the learners build for it alone: a copy would be fresh memory.
+    """
     n_features = len(scatter)
     largest = scatter.diagonal().max()
     if not largest > 0:
         return None
-    factor, pivots, rank, _ = lapack.dpstrf(scatter, tol=rtol * largest, lower=1)
+    # The symmetric scatter's transpose is the Fortran-ordered array LAPACK factors in place.
+    factor, pivots, rank, _ = lapack.dpstrf(scatter.T, tol=rtol * largest, lower=1,
+                                            overwrite_a=1)
     if rank == n_features:
         return None
     kept, left_out = pivots[:rank] - 1, pivots[rank:] - 1
