@@ -33,7 +33,7 @@ from sklearn.preprocessing import StandardScaler
 from _anchors import AnchorFitError, run_anchor
 from _datasets import load_suite
 from _reporting import (jsonable, knn_error, mean_and_standard_error, read_json,
-                        run_with_time_limit, write_json)
+                        run_with_time_limit, utc_text, write_json)
 
 N_SPLITS = 5
 N_NEIGHBORS = 5
@@ -124,6 +124,7 @@ def anchor_fold(name, fold, method, timeout=None):
         "fit_seconds": result.fit_seconds, "fit_cpu_seconds": result.fit_cpu_seconds,
         "rank": fitted_rank(result.metric), "n_iter": result.n_iter,
         "warnings": sorted(set(result.warnings))[:3], "versions": result.versions,
+        "measured_at": utc_text(time.time()),
     }
     write_json(path, record)
     return record

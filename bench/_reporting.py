@@ -12,6 +12,7 @@ import os
 import platform
 import queue
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,11 @@ def jsonable(value):
     if isinstance(value, np.bool_):
         return bool(value)
     return value
+
+
+def utc_text(seconds):
+    """A POSIX time as ``2026-11-27 10:10 UTC``."""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def read_json(path):

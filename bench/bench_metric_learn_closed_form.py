@@ -35,7 +35,6 @@ import os
 import sys
 import time
 import warnings
-from datetime import datetime, timezone
 
 import numpy as np
 from sklearn.metrics import pairwise_distances
@@ -48,7 +47,7 @@ from _datasets import SUITE
 from _folds import ANCHOR_CACHE, N_SPLITS, scaled_fold, suite_data
 from _harness import Case, main
 from _reporting import (finish_machine, keep_fresh_process_memory, knn_error,
-                        log_error_ratio, machine)
+                        log_error_ratio, machine, utc_text)
 from _render.defaults import setting_text
 from bench_defaults import budget, leave_one_out
 from psdmetric import LFDA, MLKR, RCA
@@ -69,11 +68,6 @@ LFDA_GRID = tuple({"k": k, "embedding_type": embedding} for embedding in ("weigh
                   for k in (1, 3, 5, 7, 10, 15, 20, 30))
 # The 5-fold split of each set, and within each the anchor's timeout (seconds).
 ANCHOR_TIMEOUT = 1800
-
-
-def utc_text(seconds):
-    """A POSIX time as ``2026-11-27 10:10 UTC``."""
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def cached_anchor(key, learner, X, y, params):

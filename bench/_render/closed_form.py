@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from _render._text import machine_line, mean_se, within_one_se
+from _render._text import anchor_times, machine_line, mean_se, within_one_se
 from psdmetric import MLKR
 from psdmetric._regression._mlkr import _STEPS_PER_ROUND
 
@@ -198,9 +198,7 @@ def _anchor_times(results):
     folds = [f for key in ("rca", "lfda") for entry in results.get(key, {}).values()
              for f in entry] + [f for entry in results.get("mlkr", {}).values()
                                 for f in entry["folds"]]
-    times = sorted(f["anchor_measured_at"] for f in folds)
-    return (f"metric-learn's fits are cached between runs (`/tmp/anchor_cache`); those on "
-            f"this page were measured from {times[0]} to {times[-1]}, on the same machine.")
+    return anchor_times([f["anchor_measured_at"] for f in folds], "metric-learn")
 
 
 def page(results):

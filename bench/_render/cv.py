@@ -1,7 +1,7 @@
 """The LogDetCV page (``bench_cv.py``)."""
 
 from _folds import ANCHORS, N_SPLITS
-from _render._text import machine_line, missing, pyplot
+from _render._text import anchor_times, machine_line, missing, pyplot
 
 MAX_RANK = 64
 
@@ -40,7 +40,10 @@ def page(results):
         "learner is the one with the lowest mean error over the folds it finished, and LogDetCV is "
         "compared on those folds (within one standard error: LogDetCV's mean ≤ best "
         "mean + best standard error). Times are means per fold; CPU times count every "
-        "thread of the fitting process.",
+        "thread of the fitting process. "
+        + anchor_times([fold.get("measured_at") for found in records.values()
+                        for folds in found["references"].values() for fold in folds
+                        if fold is not None], "The reference learners"),
         "",
         "| data | n × d, classes | Euclidean | LogDetCV | "
         + " | ".join(label for label, _ in ANCHORS.values())

@@ -1,7 +1,7 @@
 """The suite and check pages (``bench_suite.py``): error, fit time and rank tables."""
 
 from _folds import N_NEIGHBORS, N_SPLITS
-from _render._text import format_seconds, machine_line, pyplot, se_or_zero
+from _render._text import anchor_times, format_seconds, machine_line, pyplot, se_or_zero
 
 EUCLIDEAN = "Euclidean"
 # Fit CPU time target per fit at n ≤ 2,000 and d ≤ 100 (``bench_suite.targets``).
@@ -53,7 +53,10 @@ def protocol(results):
         "Folds are cached per version of each learner's code, and a cell whose folds are "
         "all cached is read whole, whatever budget the run that fitted them had (a "
         "larger one for some MNIST-5000 cells, the default 600 s for VonNeumannCV's "
-        "slowest cells); the fit times below are those folds' own.",
+        "slowest cells); the fit times below are those folds' own. "
+        + anchor_times([fold.get("measured_at") for cell in results["cells"]
+                        if cell["family"] == "reference" for fold in cell["folds"]],
+                       "The reference learners"),
         "",
         "Data (samples × features, classes): "
         + "; ".join(f"{name} {s['n_samples']}×{s['n_features']}, {s['n_classes']}"
