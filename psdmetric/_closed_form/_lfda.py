@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core import (AUTO_COMPONENTS, MahalanobisMixin, on_leading_axes, one_blas_thread,
                      oriented_columns, span_of_scatter)
-from ._rca import _check_span
+from ._rca import _RANK_TOL, _check_span
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
 _BLOCK_ENTRIES = 1 << 22
@@ -26,8 +26,6 @@ AUTO_AXES = 50
 # Block rows of the scatter products: fewer wastes flops above the diagonal, more
 # makes each product too narrow for BLAS to run at speed.
 _PRODUCT_PARTS = 4
-# Scatter eigenvalues below this fraction of the largest are rank deficiency.
-_RANK_TOL = 1e-10
 
 
 class LFDA(MahalanobisMixin):
