@@ -184,7 +184,7 @@ class LFDA(MahalanobisMixin):
 def lfda_components(between, within, rows, embedding_type):
     """The map's rows from the ``rows`` leading generalised eigenpairs of the scatters.
 
-    Overwrites ``between`` (a copy would be fresh memory to fault in).
+    May overwrite ``between`` (a copy would be fresh memory to fault in).
 
     Returns
     -------
