@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from _reporting import mean_and_standard_error
+
 
 def machine_line(info):
     """One markdown sentence describing the machine and how busy it was."""
@@ -47,17 +49,6 @@ def se_or_zero(value):
     return 0.0 if missing(value) else value
 
 
-def mean_se(values):
-    """Mean and standard error of the fold values that are not None (NaN for none; the
-    error NaN for one)."""
-    values = [v for v in values if v is not None]
-    if not values:
-        return math.nan, math.nan
-    if len(values) == 1:
-        return float(values[0]), math.nan
-    return float(np.mean(values)), float(np.std(values, ddof=1) / math.sqrt(len(values)))
-
-
 def within_one_se(ours, theirs):
     """Whether our mean fold error is at most theirs plus the larger standard error, on
     the folds both finished (None marks a failed fold); None if no fold is shared.
@@ -68,8 +59,8 @@ def within_one_se(ours, theirs):
     shared = [(o, t) for o, t in zip(ours, theirs) if o is not None and t is not None]
     if not shared:
         return None
-    (mine, mine_se), (other, other_se) = (mean_se([o for o, _ in shared]),
-                                          mean_se([t for _, t in shared]))
+    (mine, mine_se), (other, other_se) = (mean_and_standard_error([o for o, _ in shared]),
+                                          mean_and_standard_error([t for _, t in shared]))
     return mine <= other + max(se_or_zero(mine_se), se_or_zero(other_se))
 
 

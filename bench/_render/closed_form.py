@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 
-from _render._text import anchor_times, machine_line, mean_se, within_one_se
+from _render._text import anchor_times, machine_line, within_one_se
+from _reporting import mean_and_standard_error
 from psdmetric import MLKR
 from psdmetric._regression._mlkr import _STEPS_PER_ROUND
 
@@ -29,7 +30,7 @@ def _ratio(mine, theirs):
 
 
 def _error_cell(folds, key):
-    mean, se = mean_se([f.get(key) for f in folds])
+    mean, se = mean_and_standard_error([f[key] for f in folds if f.get(key) is not None])
     failed = sum(f.get(key) is None for f in folds)
     if math.isnan(mean):
         return "fails"
@@ -80,12 +81,12 @@ def _regression_table(results):
     for name, entry in results["mlkr"].items():
         folds = entry["folds"]
         mine, theirs = _cpu(folds, "cpu"), _cpu(folds, "anchor_cpu")
-        cells = [mean_se([f[key] for f in folds])
+        cells = [mean_and_standard_error([f[key] for f in folds])
                  for key in ("euclidean_mse", "mse", "anchor_mse", "loss", "anchor_loss")]
         text = [f"{m:.4g} ± {s:.2g}" for m, s in cells]
         if "loss_at_anchor_budget" in folds[0]:
             long_loss = [f["loss_at_anchor_budget"] for f in folds]
-            long_text = "{:.4g} ± {:.2g}".format(*mean_se(long_loss))
+            long_text = "{:.4g} ± {:.2g}".format(*mean_and_standard_error(long_loss))
             theirs_loss = [f["anchor_loss"] for f in folds]
             at_most = f"{sum(a <= b for a, b in zip(long_loss, theirs_loss))} of {len(folds)}"
         else:

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from _render._text import command, machine_line, mean_se, within_one_se
+from _render._text import command, machine_line, within_one_se
+from _reporting import mean_and_standard_error
 
 # Objectives a higher value of which is better (the others are minimised).
 MAXIMISED = {"MMC"}
@@ -16,12 +17,13 @@ def summary(cell):
     if not all("error" in f for f in ours):
         row["ours_status"] = next(k for f in ours for k in f if k in ("timeout", "failed"))
         finished = [f for f in theirs if "error" in f]
-        row["status"] = ("{:.3f} ± {:.3f}".format(*mean_se([f["error"] for f in finished]))
+        errors = [f["error"] for f in finished]
+        row["status"] = ("{:.3f} ± {:.3f}".format(*mean_and_standard_error(errors))
                          + f" ({len(finished)} folds)" if finished else
                          "over budget" if any(f.get("over_budget") for f in theirs)
                          else "fails" if theirs else "not run")
         return row
-    row["ours_error"] = mean_se([f["error"] for f in ours])
+    row["ours_error"] = mean_and_standard_error([f["error"] for f in ours])
     row["ours_cpu"] = float(np.mean([f["cpu"] for f in ours]))
     finished = [f for f in theirs if "error" in f]
     if any(f.get("over_budget") for f in theirs):
@@ -33,7 +35,7 @@ def summary(cell):
         row["status"] = "finished"
     if finished:
         paired = ours[:len(finished)]
-        row["theirs_error"] = mean_se([f["error"] for f in finished])
+        row["theirs_error"] = mean_and_standard_error([f["error"] for f in finished])
         row["theirs_cpu"] = float(np.mean([f["cpu"] for f in finished]))
         sign = 1 if cell["learner"] in MAXIMISED else -1
         row["objective_ok"] = all(
