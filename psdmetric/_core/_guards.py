@@ -62,11 +62,12 @@ def check_scale(X, name, limits=SCALE_LIMITS):
     """
     if X.size == 0:
         return
-    magnitude = np.abs(X)
-    largest = float(magnitude.max())
-    spread = float(np.max(X.max(axis=0) - X.min(axis=0)))
+    # From the columns' extremes: no |X| temporary, fresh memory as large as X.
+    highest, lowest = X.max(axis=0), X.min(axis=0)
+    largest = float(max(highest.max(), -lowest.min()))
+    spread = float(np.max(highest - lowest))
     if largest > limits[1] or 0 < spread < limits[0]:
-        row, column = np.unravel_index(np.argmax(magnitude), X.shape)
+        row, column = np.unravel_index(np.argmax(np.abs(X)), X.shape)
         what = (f"values up to {largest:.3g} (row {row}, column {column})"
                 if largest > limits[1] else f"columns that vary by at most {spread:.3g}")
         raise ValueError(
