@@ -6,7 +6,7 @@ compiled kernels more than one family needs: pair distances and CHOLUPDATEMULT o
 factored metric, the rank-one eigen update and its secular solver, cyclic projections.
 """
 
-from ._base import MahalanobisMixin, PairClassifierMixin, oriented_columns
+from ._base import MahalanobisMixin, PairClassifierMixin, column_signs, oriented_columns
 from ._guards import AtomicFit, check_informative, check_scale
 from ._constraints import (
     DistanceTargets,
@@ -22,7 +22,8 @@ from ._driver import ArrayCheckpoint, EstimatorCheckpoint, Round, iterate
 from ._eigen_update import rank_one_eigen_update
 from ._lbfgs import LBFGS
 from ._principal import (AUTO_COMPONENTS, leading_axes, learned_dimension, on_leading_axes,
-                         principal_axes, span_coordinates, span_of_scatter)
+                         principal_axes, span_coordinates, span_of_scatter,
+                         spread_columns)
 from ._projections import leading_eigenpairs, project_trace_bounded
 from ._factor_kernels import cholupdatemult, pair_squared_distances
 from ._sampling import (
@@ -51,6 +52,7 @@ __all__ = [
     "check_indices",
     "check_informative",
     "cholupdatemult",
+    "column_signs",
     "cyclic_projections",
     "distance_targets_from_labels",
     "dual_change",
@@ -72,6 +74,7 @@ __all__ = [
     "screen_violations",
     "span_coordinates",
     "span_of_scatter",
+    "spread_columns",
     "squared_distance_bounds",
     "threadpool_controller",
     "triplets_from_labels",

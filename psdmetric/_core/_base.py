@@ -42,15 +42,21 @@ def oriented_columns(vectors):
     Eigenvector signs are the LAPACK build's choice; fixing them keeps ``transform``
     the same on every machine.
     """
+    return vectors * column_signs(vectors)
+
+
+def column_signs(vectors):
+    """±1 per column of ``vectors``: the sign of its largest-magnitude entry (the first
+    one of them), which ``oriented_columns`` makes positive."""
     if vectors.size == 0:
-        return vectors
+        return np.ones(vectors.shape[1])
     # argmax(|v|) without an |v| temporary: the first of v's first maximum and first
     # minimum whose magnitude is the largest.
     columns = np.arange(vectors.shape[1])
     top, bottom = np.argmax(vectors, axis=0), np.argmin(vectors, axis=0)
     high, low = vectors[top, columns], -vectors[bottom, columns]
     negative = (low > high) | ((low == high) & (bottom < top))
-    return vectors * np.where(negative, -1.0, 1.0)
+    return np.where(negative, -1.0, 1.0)
 
 
 def _learned_distance(u, v, components):

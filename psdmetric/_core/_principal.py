@@ -3,7 +3,7 @@ high-dimensional defaults) and coordinates on the span of its centred rows."""
 
 import numpy as np
 from scipy import linalg
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 # n_components="auto" learns in at most this many principal axes of X. At MNIST's 784
 # pixels VonNeumann's full rank cost 15x the CPU for more 5-NN errors (161 against 137
@@ -67,24 +67,39 @@ class SpanCoordinates:
         if self.axes is not None:
             return self.axes.T @ scatter @ self.axes
         # With W the coefficients: S_kk + H Wᵀ + W Hᵀ, H = S_kl + ½ W S_ll (r × (d − r)),
-        # so that a large temporary is made once (each is fresh memory to fault in).
+        # the two terms as one product [H W] [W H]ᵀ added in place to the gathered S_kk
+        # (its transpose, as S is symmetric, is the Fortran-ordered array BLAS updates):
+        # one large array, as each is fresh memory to fault in.
         kept, left_out, coefficients = self.kept, self.left_out, self.coefficients
         half = scatter[np.ix_(kept, left_out)]
         half += 0.5 * coefficients @ scatter[np.ix_(left_out, left_out)]
-        cross = half @ coefficients.T
         reduced = scatter[np.ix_(kept, kept)]
-        reduced += cross
-        reduced += cross.T
-        return reduced
+        return blas.dgemm(1.0, np.hstack([half, coefficients]),
+                          np.hstack([coefficients, half]), beta=1.0, c=reduced.T,
+                          trans_b=1, overwrite_c=1).T
 
-    def lift(self, L):
-        """The rows of a map on the coordinates (k × r) as a map on the features (k × d)."""
+    def lift(self, L, columns=None, n_columns=None):
+        """The rows of a map on the coordinates (k × r) as a map on the features (k × d).
+
+        With ``columns``, the features are those columns (d indices) of a map of
+        ``n_columns``, zero on the others: one array, without a k × d one to spread.
+        """
         if self.axes is not None:
-            return L @ self.axes.T
-        lifted = np.empty((len(L), self.n_features))
-        lifted[:, self.kept] = L
-        lifted[:, self.left_out] = L @ self.coefficients
+            lifted = L @ self.axes.T
+            return lifted if columns is None else spread_columns(lifted, columns, n_columns)
+        if columns is None:
+            columns, n_columns = np.arange(self.n_features), self.n_features
+        lifted = np.zeros((len(L), n_columns))
+        lifted[:, columns[self.kept]] = L
+        lifted[:, columns[self.left_out]] = L @ self.coefficients
         return lifted
+
+
+def spread_columns(L, columns, n_columns):
+    """``L`` (k × len(columns)) as those columns of a k × n_columns map, zero elsewhere."""
+    spread = np.zeros((len(L), n_columns))
+    spread[:, columns] = L
+    return spread
 
 
 def span_coordinates(X, rtol=1e-10, orthonormal=True):
@@ -120,9 +135,14 @@ def span_of_scatter(scatter, rtol=1e-10, orthonormal=True):
     if rank == n_features:
         return None
     kept, left_out = pivots[:rank] - 1, pivots[rank:] - 1
-    # The factor's rows: L₁₁ (kept) and L₂₁ (left out); span = P [I; L₂₁ L₁₁⁻¹].
-    coefficients = linalg.solve_triangular(factor[:rank, :rank], factor[rank:, :rank].T,
-                                           lower=True, trans="T")
+    # The factor's rows: L₁₁ (kept) and L₂₁ (left out); span = P [I; L₂₁ L₁₁⁻¹]. L₁₁ᵀ W =
+    # L₂₁ᵀ is the whole factor's system [L₁₁ᵀ L₂₁ᵀ; 0 I] [W; 0] = [L₂₁ᵀ; 0] once its
+    # trailing block is I: LAPACK reads the factor in place, where L₁₁ alone is a copy.
+    right = np.zeros((n_features, n_features - rank), order="F")
+    right[:rank] = factor[rank:, :rank].T
+    factor[rank:, rank:] = np.eye(n_features - rank)
+    solution, _ = lapack.dtrtrs(factor, right, lower=1, trans=1, overwrite_b=1)
+    coefficients = solution[:rank]
     # The features' basis [I; W] has condition number at most √(1 + ‖W‖²): past this
     # bound its distortion of the learner's problem is not worth the saving.
     if not orthonormal and np.linalg.norm(coefficients) <= _FEATURE_BASIS_BOUND:
