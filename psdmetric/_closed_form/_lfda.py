@@ -13,8 +13,8 @@ from scipy.linalg import lapack
 from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._core import (AUTO_COMPONENTS, MahalanobisMixin, on_leading_axes, one_blas_thread,
-                     oriented_columns, span_of_scatter)
+from .._core import (AUTO_COMPONENTS, MahalanobisMixin, column_signs, on_leading_axes,
+                     one_blas_thread, oriented_columns, span_of_scatter, spread_columns)
 from ._rca import _RANK_TOL, _check_span
 
 # Affinities held at once (32 MiB of float64): a class's n_c × n_c block in row slices.
@@ -152,8 +152,8 @@ class LFDA(MahalanobisMixin):
             # A constant feature adds nothing to the span: seek it among the others only
             # (MNIST fold: 634 of 784 pixels vary, 0.05 s less CPU).
             varying = np.flatnonzero(X.max(axis=0) > X.min(axis=0))
-            X_varying = X if len(varying) == X.shape[1] else X[:, varying]
-            between, within = local_scatters(X_varying, codes, self.k)
+            between, within = local_scatters(
+                X, codes, self.k, features=None if len(varying) == X.shape[1] else varying)
             # The scatters' span is that of X's centred rows: with two classes or more,
             # any two samples are joined through a sample of another class by pairs of
             # positive weight in S_b + S_w. LFDA's eigenvectors do not depend on the
@@ -161,20 +161,20 @@ class LFDA(MahalanobisMixin):
             # "orthonormalized" needs axes).
             span = span_of_scatter(between + within,
                                    orthonormal=self.embedding_type == "orthonormalized")
-            _check_span(n_components, X_varying.shape[1] if span is None else span.dimension,
+            _check_span(n_components, len(varying) if span is None else span.dimension,
                         X.shape[1], "LFDA")
             if span is not None:
                 between, within = span.reduce(between), span.reduce(within)
             components, values = lfda_components(
                 between, within, n_components or len(within), self.embedding_type)
             if span is not None:
-                components = span.lift(components)
-            if len(varying) < X.shape[1]:
-                components, on_varying = np.zeros((len(components), X.shape[1])), components
-                components[:, varying] = on_varying
+                components = span.lift(components, varying, X.shape[1])
+            elif len(varying) < X.shape[1]:
+                components = spread_columns(components, varying, X.shape[1])
             if reduced is not None:
                 components = components @ reduced.T
-        self.components_, self.eigenvalues_, self.n_iter_ = components, values, 1
+        self.components_ = np.ascontiguousarray(components)
+        self.eigenvalues_, self.n_iter_ = values, 1
         return self
 
     def _constraints_from_labels(self, X, y, random_state):
@@ -188,7 +188,7 @@ def lfda_components(between, within, rows, embedding_type):
 
     Returns
     -------
-    components : ndarray of shape (rows, n_features)
+    components : ndarray of shape (rows, n_features), not C-contiguous
     values : ndarray of shape (rows,), decreasing
     """
     n_features = len(within)
@@ -213,12 +213,15 @@ def lfda_components(between, within, rows, embedding_type):
         values, vectors = _generalised_eigenpairs(between, factor)
         values, vectors = values[n_features - rows:], vectors[:, n_features - rows:]
     # S_b is PSD, so a negative eigenvalue is rounding.
-    values, vectors = np.maximum(values[::-1], 0.0), oriented_columns(vectors[:, ::-1])
+    values, vectors = np.maximum(values[::-1], 0.0), vectors[:, ::-1]
+    if embedding_type == "orthonormalized":
+        return oriented_columns(linalg.qr(vectors, mode="economic")[0]).T, values
+    # Signs and weights in one pass over the eigenvectors, in place (fresh memory).
+    scales = column_signs(vectors)
     if embedding_type == "weighted":
-        vectors *= np.sqrt(values)
-    elif embedding_type == "orthonormalized":
-        vectors = oriented_columns(linalg.qr(vectors, mode="economic")[0])
-    return np.ascontiguousarray(vectors.T), values
+        scales *= np.sqrt(values)
+    vectors *= scales
+    return vectors.T, values
 
 
 def _factor_if_clearly_full_rank(scatter):
@@ -260,33 +263,38 @@ def _numerical_rank(scatter):
     return int(np.sum(spectrum > _RANK_TOL * max(spectrum.max(), np.finfo(float).tiny)))
 
 
-def local_scatters(X, codes, k):
-    """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007).
+def local_scatters(X, codes, k, features=None):
+    """The local between- and within-class scatters ``(S_b, S_w)`` of Sugiyama (2007),
+    of ``X[:, features]`` when given.
 
     With ``R_c = (D_c − A_c) X_c`` the affinity Laplacian of class ``c`` times its rows,
     ``s`` the sums of rows: ``S_w = Σ_c X_cᵀ R_c / n_c`` and
     ``S_b = Σ_c X_cᵀ (R_c − n_c X_c + 1 s_cᵀ) / n + (XᵀX − s sᵀ/n) − S_w``: both are
     ``Xᵀ`` times rows of weights built class by class, one product for each.
     """
-    n_samples, n_features = X.shape
-    # Rows grouped by class: each class a slice of X and of the weights.
+    # Rows grouped by class, each class a slice of X and of the weights, and the features
+    # taken in the same gather (one fresh n × d array).
     order = np.argsort(codes, kind="stable")
-    X, bounds = X[order], np.r_[0, np.cumsum(np.bincount(codes))]
-    weights = np.empty((n_samples, 2 * n_features))
+    X = X[order] if features is None else X[np.ix_(order, features)]
+    n_samples, n_features = X.shape
+    bounds = np.r_[0, np.cumsum(np.bincount(codes))]
+    classes = [(X[start:stop], slice(start, stop))
+               for start, stop in zip(bounds[:-1], bounds[1:])]
+    # One array of weights, the within rows R_c/n_c and then, in place, the between rows
+    # (each temporary is fresh memory).
+    weights = np.empty_like(X)
+    for members, rows in classes:
+        _class_laplacian_rows(members, k, out=weights[rows])
+        weights[rows] /= len(members)
+    within = _symmetric_product(X, weights)
     total = X.sum(axis=0)
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        members, n_members = X[start:stop], stop - start
-        within_rows, between_rows = weights[start:stop, :n_features], weights[start:stop,
-                                                                              n_features:]
-        _class_laplacian_rows(members, k, out=within_rows)
-        within_rows /= n_members
-        # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c − 1 sᵀ/n (its product is the − s sᵀ/n),
-        # with R_c/n_c already in within_rows; in place, as each temporary is fresh memory.
-        np.subtract(members, within_rows, out=between_rows)
-        between_rows *= 1.0 - n_members / n_samples
+    for members, rows in classes:
+        # (R_c − n_c X_c + 1 s_cᵀ)/n + X_c − R_c/n_c − 1 sᵀ/n (its product is the − s sᵀ/n).
+        between_rows = weights[rows]
+        np.subtract(members, between_rows, out=between_rows)
+        between_rows *= 1.0 - len(members) / n_samples
         between_rows += (members.sum(axis=0) - total) / n_samples
-    return (_symmetric_product(X, weights[:, n_features:]),
-            _symmetric_product(X, weights[:, :n_features]))
+    return _symmetric_product(X, weights), within
 
 
 def _symmetric_product(X, weights):
@@ -323,11 +331,16 @@ def _class_laplacian_rows(members, k, out):
         for start in range(0, n_members, step)])
     for start in range(0, n_members, step):
         block = slice(start, start + step)
-        product = np.outer(scales[block], scales)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            laplacian = np.exp(-distances(start) / product)
+        # The affinities in the array of the scales' products, in place: each temporary
+        # of a large class is fresh memory to fault in.
+        laplacian = np.outer(scales[block], scales)
         # A sample at distance 0 from its k-th neighbour has no scale: no affinity.
-        laplacian[product == 0.0] = 0.0
+        unscaled = laplacian == 0.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(distances(start), laplacian, out=laplacian)
+        np.negative(laplacian, out=laplacian)
+        np.exp(laplacian, out=laplacian)
+        laplacian[unscaled] = 0.0
         # D − A in place (−A, each row's degree added on its diagonal), so that one
         # product gives the rows without n_c × d temporaries.
         degrees = laplacian.sum(axis=1)
@@ -339,8 +352,11 @@ def _class_laplacian_rows(members, k, out):
 
 def _squared_distances(members, norms, start, step):
     """Squared distances of rows ``start:start+step`` to every row, 0 on the diagonal."""
-    rows = members[start:start + step]
-    block = norms[start:start + step, None] + norms[None, :] - 2.0 * rows @ members.T
+    block = members[start:start + step] @ members.T
+    block *= -2.0
+    block += norms[start:start + step, None]
+    block += norms
     np.maximum(block, 0.0, out=block)
-    block[np.arange(len(rows)), start + np.arange(len(rows))] = 0.0
+    diagonal = np.arange(len(block))
+    block[diagonal, start + diagonal] = 0.0
     return block
