@@ -257,6 +257,10 @@ def test_span_coordinates_span_the_eigenvectors_of_nonzero_variance(orthonormal)
     np.testing.assert_allclose(span.project(X), X @ C, rtol=1e-13, atol=1e-13)
     L = rng.randn(3, 6)
     np.testing.assert_allclose(span.lift(L), L @ C.T, rtol=1e-13, atol=1e-13)
+    # The features as columns 2, 4, ..., 20 of a map of 23 columns, zero on the others.
+    columns, wider = 2 * np.arange(1, 11), np.zeros((3, 23))
+    wider[:, columns] = span.lift(L)
+    np.testing.assert_array_equal(span.lift(L, columns, 23), wider)
     S = np.cov(rng.randn(20, 10), rowvar=False)
     np.testing.assert_allclose(span.reduce(S), C.T @ S @ C, rtol=1e-13, atol=1e-13)
     assert span_coordinates(A) is None and span_coordinates(np.ones((5, 3))) is None
