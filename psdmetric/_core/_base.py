@@ -51,11 +51,15 @@ def column_signs(vectors):
     if vectors.size == 0:
         return np.ones(vectors.shape[1])
     # argmax(|v|) without an |v| temporary: the first of v's first maximum and first
-    # minimum whose magnitude is the largest.
-    columns = np.arange(vectors.shape[1])
-    top, bottom = np.argmax(vectors, axis=0), np.argmin(vectors, axis=0)
-    high, low = vectors[top, columns], -vectors[bottom, columns]
-    negative = (low > high) | ((low == high) & (bottom < top))
+    # minimum whose magnitude is the largest. From max and min, which reduce any layout
+    # in place (argmax copies what is not contiguous along the axis), and positions
+    # only where the two magnitudes tie.
+    high, low = vectors.max(axis=0), -vectors.min(axis=0)
+    negative = low > high
+    ties = np.flatnonzero(low == high)
+    if len(ties):
+        tied = vectors[:, ties]
+        negative[ties] = np.argmin(tied, axis=0) < np.argmax(tied, axis=0)
     return np.where(negative, -1.0, 1.0)
 
 
