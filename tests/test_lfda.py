@@ -114,10 +114,13 @@ def test_generalised_eigenpairs_from_the_factor_equal_scipys_eigh():
     rng = np.random.RandomState(0)
     A, B = rng.randn(40, 40), rng.randn(40, 40)
     between, within = A @ A.T, B @ B.T + np.eye(40)
-    expected_values, expected_vectors = linalg.eigh(between, within, driver="gvd")
+    # sygvd of −S_b: the same LAPACK steps, whose increasing order is λ's decreasing one.
+    expected_values, expected_vectors = linalg.eigh(-between, within, driver="gvd")
+    expected_values = -expected_values
     # It overwrites between.
     values, vectors = _lfda._generalised_eigenpairs(between, linalg.cholesky(within,
                                                                              lower=True))
+    assert np.all(np.diff(values) <= 0)
     np.testing.assert_allclose(values, expected_values, rtol=1e-12)
     # Eigenvectors up to sign: vᵀ S_w v = 1 fixes their scale.
     signs = np.sign(np.sum(vectors * expected_vectors, axis=0))

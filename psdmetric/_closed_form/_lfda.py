@@ -188,7 +188,7 @@ def lfda_components(between, within, rows, embedding_type):
 
     Returns
     -------
-    components : ndarray of shape (rows, n_features), not C-contiguous
+    components : ndarray of shape (rows, n_features), maybe not C-contiguous
     values : ndarray of shape (rows,), decreasing
     """
     n_features = len(within)
@@ -207,13 +207,14 @@ def lfda_components(between, within, rows, embedding_type):
     if 5 * rows <= n_features:
         values, vectors = linalg.eigh(between, within,
                                       subset_by_index=(n_features - rows, n_features - 1))
+        values, vectors = values[::-1], vectors[:, ::-1]
     else:
         if factor is None:
             factor = linalg.cholesky(within, lower=True)
         values, vectors = _generalised_eigenpairs(between, factor)
-        values, vectors = values[n_features - rows:], vectors[:, n_features - rows:]
+        values, vectors = values[:rows], vectors[:, :rows]
     # S_b is PSD, so a negative eigenvalue is rounding.
-    values, vectors = np.maximum(values[::-1], 0.0), vectors[:, ::-1]
+    values = np.maximum(values, 0.0)
     if embedding_type == "orthonormalized":
         return oriented_columns(linalg.qr(vectors, mode="economic")[0]).T, values
     # Signs and weights in one pass over the eigenvectors, in place (fresh memory).
@@ -245,16 +246,19 @@ def _factor_if_clearly_full_rank(scatter):
 def _generalised_eigenpairs(between, factor):
     """``scipy.linalg.eigh(between, within, driver="gvd")`` from ``within``'s lower
     Cholesky factor, which the rank check has already computed: LAPACK's sygvd without
-    its own factorisation."""
+    its own factorisation. The pairs in decreasing order; overwrites ``between``."""
     # In place: the symmetric S_b's transpose is the Fortran-ordered array LAPACK reads.
+    # Of −S_b, so that LAPACK's increasing order is λ's decreasing one: eigenvectors in
+    # the columns' order need no reversed copy before products.
+    np.negative(between, out=between)
     reduced, info = lapack.dsygst(between.T, factor, itype=1, lower=1, overwrite_a=1)
     if info == 0:
         values, vectors, info = lapack.dsyevd(reduced, compute_v=1, lower=1,
                                               overwrite_a=1)
     if info != 0:
         raise linalg.LinAlgError(f"LFDA: the generalised eigensolver failed (info {info}).")
-    return values, linalg.solve_triangular(factor, vectors, lower=True, trans="T",
-                                           overwrite_b=True, check_finite=False)
+    return -values, linalg.solve_triangular(factor, vectors, lower=True, trans="T",
+                                            overwrite_b=True, check_finite=False)
 
 
 def _numerical_rank(scatter):
