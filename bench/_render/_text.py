@@ -28,14 +28,15 @@ def command(results, script):
     return results.get("command") or " ".join([f"python bench/{script}.py", *flags])
 
 
-def anchor_times(times, library):
-    """When the cached fits of ``library`` a page shows were measured (None: unrecorded)."""
+def anchor_times(times, owner):
+    """When the cached fits a page shows were measured (None: unrecorded); ``owner``, the
+    possessive of their library ("metric-learn's")."""
     known = sorted(t for t in times if t is not None)
     parts = [f"{len(known)} were measured from {known[0]} to {known[-1]}"] if known else []
     if len(times) > len(known):
         parts.append(f"{len(times) - len(known)} in an earlier run, before measurement "
                      "times were recorded")
-    return (f"{library}'s fits are cached between runs (`/tmp/anchor_cache`, on the "
+    return (f"{owner} fits are cached between runs (`/tmp/anchor_cache`, on the "
             f"machine that runs the page): " + " and ".join(parts) + ".")
 
 

@@ -199,7 +199,7 @@ def _anchor_times(results):
     folds = [f for key in ("rca", "lfda") for entry in results.get(key, {}).values()
              for f in entry] + [f for entry in results.get("mlkr", {}).values()
                                 for f in entry["folds"]]
-    return anchor_times([f["anchor_measured_at"] for f in folds], "metric-learn")
+    return anchor_times([f["anchor_measured_at"] for f in folds], "metric-learn's")
 
 
 def page(results):

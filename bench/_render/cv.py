@@ -43,7 +43,7 @@ def page(results):
         "thread of the fitting process. "
         + anchor_times([fold.get("measured_at") for found in records.values()
                         for folds in found["references"].values() for fold in folds
-                        if fold is not None], "The reference learners"),
+                        if fold is not None], "The reference learners'"),
         "",
         "| data | n × d, classes | Euclidean | LogDetCV | "
         + " | ".join(label for label, _ in ANCHORS.values())

@@ -56,7 +56,7 @@ def protocol(results):
         "slowest cells); the fit times below are those folds' own. "
         + anchor_times([fold.get("measured_at") for cell in results["cells"]
                         if cell["family"] == "reference" for fold in cell["folds"]],
-                       "The reference learners"),
+                       "The reference learners'"),
         "",
         "Data (samples × features, classes): "
         + "; ".join(f"{name} {s['n_samples']}×{s['n_features']}, {s['n_classes']}"
