@@ -52,6 +52,7 @@ from _render.defaults import setting_text
 from bench_defaults import budget, leave_one_out
 from psdmetric import LFDA, MLKR, RCA
 from psdmetric._closed_form._lfda import lfda_components
+from psdmetric._core import span_coordinates
 from psdmetric._regression._mlkr import _STEPS_PER_ROUND
 from psdmetric._core._chunklets import Chunklets
 from psdmetric._core._threads import threadpool_controller
@@ -135,9 +136,16 @@ def rca_set(dataset):
         anchor = cached_anchor(f"{dataset}__{fold}__RCA__{drawn}", "metric_learn:RCA", Xtr,
                                chunks, {})
         M = None if model is None else model.get_mahalanobis_matrix()
+        # Where X's rows span fewer than d dimensions metric-learn inverts a singular
+        # covariance: the page names the span and the size of metric-learn's entries.
+        span = span_coordinates(Xtr)
+        anchor_metric = np.abs(np.asarray(anchor["metric"], dtype=float))
         folds.append(fold_record(
             model, anchor, (Xtr, ytr, Xte, yte), cpu, failed,
-            difference=None if M is None else relative_difference(M, anchor["metric"])))
+            difference=None if M is None else relative_difference(M, anchor["metric"]),
+            span=Xtr.shape[1] if span is None else span.dimension,
+            anchor_largest=float(anchor_metric.max()) if np.isfinite(anchor_metric).all()
+            else None))
     print(f"RCA  {dataset:<24} {summary(folds)}", flush=True)
     return folds
 

@@ -43,6 +43,18 @@ def _within_se(folds):
     return "—" if verdict is None else "yes" if verdict else "no"
 
 
+def _singular_note(folds, shape):
+    """Where the training rows span fewer than d dimensions and metric-learn still gave a
+    finite matrix (the inverse of a singular covariance): both, as the page's reason for
+    a difference of 1."""
+    spans = {f.get("span") for f in folds} - {None}
+    largest = [f["anchor_largest"] for f in folds if f.get("anchor_largest") is not None]
+    if not spans or not shape or max(spans) >= shape[1] or not largest:
+        return []
+    return [f"rows span {max(spans)} of {shape[1]} dimensions: metric-learn's M, the "
+            f"inverse of a singular covariance, up to {max(largest):.1e}"]
+
+
 def _classification_table(results, key, with_replicated):
     header = ("| set | n × d | max rel. difference of M |"
               + (" same, metric-learn's scatters |" if with_replicated else "")
@@ -57,6 +69,7 @@ def _classification_table(results, key, with_replicated):
                           | {f"metric-learn: {f['anchor_failed']}" for f in folds
                              if f["anchor_failed"]})
         shape = " × ".join(map(str, results["shapes"].get(name, [])))
+        failures = _singular_note(folds, results["shapes"].get(name)) + failures
         row = [name, shape, _largest([f["difference"] for f in folds])]
         if with_replicated:
             row.append(_largest([f["replicated"] for f in folds]))
@@ -233,7 +246,8 @@ def page(results):
         "more than the chunklets can estimate (`wide.md`), where the within-chunklet "
         "covariance of every feature is singular and metric-learn returns NaN. With "
         "constant or dependent features psdmetric learns in the span of X; metric-learn "
-        "returns NaN.",
+        "inverts a singular covariance and returns NaN or a matrix of enormous entries "
+        "(the failures column), so the difference of M is 1 there.",
         "",
         *_classification_table(results, "rca", False),
         "",
