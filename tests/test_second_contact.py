@@ -439,3 +439,18 @@ def test_scml_warns_on_an_all_zero_metric(beta, factor):
     with pytest.warns(UserWarning, match=r"all-zero weights .* Lower beta, rescale X"):
         model.fit(X * factor, y)
     assert not np.any(model.weights_)
+
+
+# Random labels: no basis separates the classes, the zero metric is the optimum whatever
+# beta is, and the warning says so rather than blaming the penalty.
+@pytest.mark.parametrize("beta", [0.0, 1e-5])
+def test_scml_zero_metric_on_random_labels_names_the_bases_not_beta(beta):
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(120, 4), rng.randint(0, 5, 120)
+    model = psdmetric.SCML(beta, random_state=0)
+    reason = r"all-zero weights .* no basis brings x⁺ closer"
+    with pytest.warns(UserWarning, match=reason) as record:
+        model.fit(X, y)
+    assert not any("Lower beta" in str(w.message) for w in record)
+    assert not np.any(model.weights_)
+    assert model.objective_ == 1.0

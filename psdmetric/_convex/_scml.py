@@ -243,14 +243,7 @@ class SCML(MahalanobisMixin):
                                                     ("nonzero", "d")))
         weights = solver.best_weights / s**2
         if not np.any(weights):
-            warnings.warn(
-                f"SCML learned all-zero weights (a zero metric): the L1 penalty "
-                f"beta={self.beta:g} outweighs what any weights gain on the triplets' unit "
-                f"margin, which at the scale of X (root of the mean variance of its "
-                f"non-constant columns, s={s:.3g}) takes weights of about 1/s²={s**-2:.3g}. "
-                f"Lower beta, rescale X "
-                f"(e.g. with StandardScaler) or check that the triplets or labels can be "
-                f"satisfied.", UserWarning)
+            warnings.warn(_zero_metric_reason(solver, self.beta, s), UserWarning)
         with one_blas_thread():  # a threaded eigh only spins at these sizes
             components = components_from_metric((basis.T * weights) @ basis)
         if axes is not None:
@@ -295,6 +288,31 @@ def _scale(X):
     variances = variances[variances > 0]
     spread = largest * np.sqrt(np.mean(variances)) if variances.size else 0.0
     return float(spread) if spread > 0 else 1.0
+
+
+def _zero_metric_reason(solver, beta, s):
+    """Why SCML's weights are all zero, from the dual average of the gradients: a basis
+    whose mean gradient is negative but above ``-beta`` is held at zero by the penalty."""
+    lowest = solver.mean_gradient.min()
+    if lowest < 0.0 <= lowest + solver.beta:
+        return (f"SCML learned all-zero weights (a zero metric): the L1 penalty "
+                f"beta={beta:g} outweighs what any weights gain on the triplets' unit "
+                f"margin, which at the scale of X (root of the mean variance of its "
+                f"non-constant columns, s={s:.3g}) takes weights of about 1/s²={s**-2:.3g}. "
+                f"Lower beta, rescale X (e.g. with StandardScaler) or check that the "
+                f"triplets or labels can be satisfied.")
+    if lowest < 0.0:
+        return ("SCML learned all-zero weights (a zero metric): all the nonzero weights it "
+                "reached scored worse on the triplets than the zero metric (mean hinge loss "
+                "1): the stochastic updates did not settle. Try a smaller gamma, a larger "
+                "batch_size or a larger max_iter.")
+    return ("SCML learned all-zero weights (a zero metric): averaged over the triplets, no "
+            "basis brings x⁺ closer to x than x⁻ (the smallest mean gradient over the "
+            f"{solver.mean_gradient.size} bases is {lowest:.3g} ≥ 0, in units of X / s with "
+            f"s={s:.3g}), so no weights lower the mean hinge loss below 1, its value at the "
+            "zero metric: the bases do not separate the classes, or the triplets contradict "
+            "each other. Try other bases (basis='triplet_diffs' or an array), other "
+            "k_genuine or k_impostor, or check the labels or triplets.")
 
 
 class _DualAveraging:

@@ -4,7 +4,9 @@ Learners that minimise a smooth loss round by round (LMNN over the impostors fou
 each round's start, MLKR) keep their curvature pairs across rounds: the loss of one
 round is the next one's near the point where it stopped. Keeping them (scipy's
 L-BFGS-B starts afresh on every call) saves the first, steepest-descent-like
-iterations of each round. Steps are accepted only when they lower the loss (Armijo backtracking).
+iterations of each round. Each step is a strong Wolfe step along the L-BFGS direction
+(scipy's line search), else Armijo backtracking along the negative gradient: a step is
+accepted only when it lowers the loss.
 """
 
 import warnings
