@@ -25,7 +25,8 @@ that writes its page::
 ``docs/benchmarks/my_page.{json,md,png}``; ``--quick`` runs the cases with their
 ``quick`` parameters into a scratch directory, ``--out DIR`` writes elsewhere,
 ``--render-only`` re-renders the page from the JSON already in the output directory,
-``--only NAME ...`` reruns those cases into the JSON already there.
+``--only NAME ...`` reruns those cases into the JSON already there (the page keeps its
+run's machine and lists each rerun with its own).
 
 Protocols:
 
@@ -69,6 +70,7 @@ from threadpoolctl import threadpool_limits
 from _anchors import run_anchor
 from _datasets import load_suite
 from _folds import ANCHORS, N_SPLITS, kfold_cell
+from _render._text import reruns_text
 from _reporting import (Stopwatch, finish_machine, jsonable, knn_error, machine,
                         read_json, write_json)
 
@@ -229,6 +231,8 @@ def write_page(out, name, results, render):
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     page = render.page(results)
+    if results.get("reruns"):
+        page = page.rstrip("\n") + "\n\n" + reruns_text(results["reruns"]) + "\n"
     (out / f"{name}.md").write_text(page)
     figure = render.figure(results) if hasattr(render, "figure") else None
     if figure is not None:
@@ -306,7 +310,12 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
     results = {"machine": machine(), "command": " ".join([f"python bench/{script}", *argv]),
                "name": name, "quick": args.quick}
     if args.only:
-        results = {**(read_json(args.out / f"{name}.json") or {}), "machine": machine()}
+        # The page keeps its run's machine; each rerun records its own cases and machine.
+        earlier = read_json(args.out / f"{name}.json") or {}
+        rerun = {"cases": list(args.only), "command": results["command"],
+                 "machine": results["machine"], "started": time.time()}
+        results = {"machine": rerun["machine"], **earlier,
+                   "reruns": [*earlier.get("reruns", []), rerun]}
     results.update(setup(args) if setup else {})
     declared = cases(args) if callable(cases) else cases
     unknown = set(args.only or ()) - {case.name for case in declared}
@@ -317,7 +326,7 @@ def main(name, cases, render=None, *, argv=None, add_arguments=None, setup=None,
                   args, results)
     if finish:
         finish(results, args)
-    finish_machine(results["machine"])
+    finish_machine(results["reruns"][-1]["machine"] if args.only else results["machine"])
     write_json(args.out / f"{name}.json", results)
     print("\n" + write_page(args.out, name, jsonable(results), page_module))
     return 0

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from _reporting import mean_and_standard_error
+from _reporting import mean_and_standard_error, utc_text
 
 
 def machine_line(info):
@@ -19,6 +19,14 @@ def machine_line(info):
             f"average {loads[0]:.2f} at start, {loads[1]:.2f} at end: "
             + ("the machine was shared with other jobs, so times are pessimistic and noisy."
                if busy else "the machine was quiet."))
+
+
+def reruns_text(reruns):
+    """The cases rerun into a page since its run (``--only``), each with its machine."""
+    return "\n\n".join(
+        f"Rerun into this page by `{rerun['command']}` ({utc_text(rerun['started'])}): "
+        f"{', '.join(rerun['cases'])}; the rest of the page is from the run above. "
+        + machine_line(rerun["machine"]) for rerun in reruns)
 
 
 def command(results, script):
