@@ -71,7 +71,7 @@ def _ours(learner, constraints):
     triplets, basis = constraints
     # metric-learn's solver settings: all of its 10000 updates at its rate.
     return psdmetric.SCML(SCML_BETA, basis=basis, gamma=5e-3, max_iter=10000,
-                          n_iter_no_change=20, random_state=0), triplets
+                          batch_size=10, n_iter_no_change=20, random_state=0), triplets
 
 
 def objective(learner, X, constraints, M):
