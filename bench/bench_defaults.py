@@ -99,6 +99,10 @@ GRIDS["SCML"] = [{"gamma": gamma, "tol": tol, "n_iter_no_change": 5, "max_iter":
     {"gamma": gamma, "tol": 1e-3, "n_iter_no_change": 5, "max_iter": 40000,
      "batch_size": batch_size}
     for batch_size in (30, 100) for gamma in (0.01, 0.03)]
+# MMC: the full matrix (metric-learn's default) or the diagonal one (Xing et al., 2002,
+# §2.1), on random pairs (metric-learn's) or neighbour pairs.
+GRIDS["MMC"] = [{"diagonal": diagonal, **pairs} for diagonal in (False, True)
+                for pairs in _PAIRS]
 # SDML: the pairs' weight against the prior ("auto": C definite by construction), beside
 # metric-learn's default (balance_param=0.5 on 40 n_classes² random pairs).
 GRIDS["SDML"] = [{"balance_param": "auto", "pair_weight": weight, **pairs}
