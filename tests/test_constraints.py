@@ -31,6 +31,27 @@ def test_pairs_follow_labels_without_repeats():
     assert np.sum(constraints.labels == 1) == np.sum(constraints.labels == -1)
 
 
+class _CountingState(np.random.RandomState):
+    """Counts the draws of ``choice``: one per round of oversampling and deduplication."""
+
+    rounds = 0
+
+    def choice(self, *args, **kwargs):
+        self.rounds += 1
+        return super().choice(*args, **kwargs)
+
+
+def test_more_pairs_than_the_labels_hold_gives_each_once_and_stops_drawing():
+    y = np.repeat([0, 1, 2], 10)
+    rng = _CountingState(0)
+    constraints = pairs_from_labels(y, 5000, random_state=rng)
+    unordered = {tuple(sorted(pair)) for pair in constraints.pairs.tolist()}
+    assert len(unordered) == len(constraints.pairs) == 30 * 29 // 2
+    assert np.sum(constraints.labels == 1) == 3 * (10 * 9 // 2)
+    # One round per side finds every distinct pair; no further rounds are drawn.
+    assert rng.rounds == 2
+
+
 def test_pairs_are_reproducible_and_depend_on_the_seed():
     y = np.arange(100) % 4
     first = pairs_from_labels(y, 50, random_state=3)

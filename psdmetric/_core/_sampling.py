@@ -121,10 +121,12 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
 
     n_similar = n_constraints - n_constraints // 2
     n_dissimilar = n_constraints // 2
+    # Distinct pairs the labels hold: once all are drawn, more draws add none.
+    within = int(np.sum(counts * (counts - 1) // 2))
     similar = _draw(rng, n_similar, n_samples, lambda size: _similar_draw(
-        rng, size, codes, counts, order, starts))
+        rng, size, codes, counts, order, starts), within)
     dissimilar = _draw(rng, n_dissimilar, n_samples, lambda size: _dissimilar_draw(
-        rng, size, codes, counts))
+        rng, size, codes, counts), n_samples * (n_samples - 1) // 2 - within)
     pairs = np.concatenate([np.column_stack(similar), np.column_stack(dissimilar)])
     labels = np.concatenate([np.ones(len(similar[0])), -np.ones(len(dissimilar[0]))])
     if len(pairs) == 0:
@@ -133,8 +135,9 @@ def pairs_from_labels(y, n_constraints=None, random_state=None, *, X=None, n_nei
     return PairConstraints(pairs[shuffle], labels[shuffle])
 
 
-def _draw(rng, wanted, n_samples, sampler):
-    """Oversample, deduplicate and keep ``wanted`` unique pairs (fewer if they run out)."""
+def _draw(rng, wanted, n_samples, sampler, available):
+    """Oversample, deduplicate and keep ``wanted`` unique pairs (fewer if they run out:
+    the draws stop once all ``available`` distinct pairs are found)."""
     empty = (np.empty(0, np.intp), np.empty(0, np.intp))
     if wanted == 0:
         return empty
@@ -145,7 +148,7 @@ def _draw(rng, wanted, n_samples, sampler):
         first, second = _unique_pairs(
             np.concatenate([first, new_first]), np.concatenate([second, new_second]), n_samples
         )
-        if len(first) >= wanted:
+        if len(first) >= min(wanted, available):
             break
         size *= 2
     return first[:wanted], second[:wanted]
