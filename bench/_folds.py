@@ -47,6 +47,7 @@ LEARNER_CODE = {
     "LMNN": "lbfgs-6-kernel-1",
     "LogDet": "span-1",
     "LogDetCV": "cv-7-span-1",
+    "LSML": "sampler-1",
     "MEG": "targets-1",
     "MLKR": "symmetric-4-steps-15",
     "MMC": "spg-2-syrk-1",

@@ -91,8 +91,12 @@ def page(results):
                                      "worst set's fit CPU (s)",
                                      "fits with a ConvergenceWarning", *extra]) + " |",
                   "|---" * (5 + len(extra)) + "|"]
+        kept = entry.get("not_adopted")
         for index, setting in enumerate(settings):
-            mark = " **(default)**" if index == entry["chosen_on_all"] else ""
+            mark = (" (default)" if kept and setting == kept["default"] else
+                    " **(chosen on all sets, not the default: below)**" if kept
+                    and index == entry["chosen_on_all"] else
+                    " **(default)**" if index == entry["chosen_on_all"] else "")
             cells = [f"`{setting_text(setting)}`{mark}", _score(entry['mean_score'][index]),
                      _seconds(entry['mean_cpu'][index]), _seconds(entry['worst_cpu'][index]),
                      warned[index], *_budget_cells(limits, index)]
@@ -122,6 +126,8 @@ def page(results):
                   "by one point when n is not a multiple of 5), ≤ Euclidean's on "
                   f"{', '.join(map(str, entry['n_not_worse_by_count_by_seed']))} of "
                   f"{len(entry['held_out'])}.", ""]
+        if kept:
+            lines += [f"Not made the default: {kept['reason']}.", ""]
     return "\n".join(lines)
 
 

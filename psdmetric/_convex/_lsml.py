@@ -50,9 +50,12 @@ class LSML(MahalanobisMixin):
         covariance of ``X`` (ridged when singular, with a warning), or a symmetric
         positive-definite matrix.
 
-    n_constraints : int, default=None
+    n_constraints : int or None, default=5000
         Quadruplets drawn from labels (a same-class pair, a different-class pair);
-        ``None``: ``20 * n_classes**2``.
+        ``None``: ``20 * n_classes**2`` (metric-learn's ``LSML_Supervised``). 5000 was
+        chosen by leave-one-data-set-out among ``None``, 1000 and 5000 with either
+        prior (``docs/benchmarks/defaults.md``): ``20 * n_classes**2`` is 80 for two
+        classes, too few to move the metric.
 
     n_components : int, "auto" or None, default="auto"
         Learn on the ``n_components`` leading principal axes of ``X``; ``None``: on
@@ -124,7 +127,7 @@ class LSML(MahalanobisMixin):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, prior="identity", n_constraints=None, n_components="auto",
+    def __init__(self, *, prior="identity", n_constraints=5000, n_components="auto",
                  max_iter=1000, tol=1e-6, verbose=0, random_state=None):
         self.prior = prior
         self.n_constraints = n_constraints
