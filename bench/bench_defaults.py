@@ -114,13 +114,6 @@ GRIDS["RCA"] = [{"n_chunks": None, "chunk_size": size} for size in (2, 5, 10, 20
 GRIDS["SDML"] = [{"balance_param": "auto", "pair_weight": weight, **pairs}
                  for weight in (0.3, 0.6, 0.9) for pairs in _PAIRS] + [
     {"balance_param": 0.5, "pair_weight": 0.9, "n_neighbors": None}]
-# Choices on all sets that the learner does not take as its default: its default, and why.
-NOT_ADOPTED = {
-    "RCA": ({"n_chunks": None, "chunk_size": 2},
-            "chunk_size=20 leaves out every class of fewer than 20 training samples and "
-            "fails where every class has fewer (scikit-learn's estimator checks among "
-            "them), so RCA keeps metric-learn's chunklets of 2"),
-}
 # T5's budget, on the learners whose fit can pass it at many classes (their pairs and
 # passes grow with the classes): the largest fold's fit CPU on BUDGET_SET.
 BUDGETED = ("POLA", "KernelPOLA", "SCML", "LSML")
@@ -274,9 +267,6 @@ def choose(learner, results):
         "mean_cpu": [float(np.mean(row)) for row in cpu],
         "worst_cpu": [float(np.max(row)) for row in cpu],
         "chosen_on_all": min(candidates, key=lambda s: np.mean(list(scores[s].values()))),
-        **({"not_adopted": {"default": NOT_ADOPTED[learner][0],
-                            "reason": NOT_ADOPTED[learner][1]}}
-           if learner in NOT_ADOPTED else {}),
         **({"budget": limits} if limits else {}),
         "held_out": held_out, "n_not_worse_by_seed": not_worse,
         "n_not_worse_by_count_by_seed": not_worse_by_count,
