@@ -88,6 +88,27 @@ def test_rca_from_similar_pairs_uses_their_connected_components():
                                RCA().fit(X, chunks=chunks).get_mahalanobis_matrix()) < 1e-12
 
 
+def test_rca_inverts_a_direction_of_small_scale():
+    """A fifth feature almost the sum of two others, what is left of it mostly between the
+    classes (a log-transformed ratio of two measurements can be so): within the chunklets
+    C's variance along it is 1e-11 of its largest, yet 1e-3 of the samples' own variance
+    there. RCA is affine-invariant, so that direction is small, not flat: M inverts C.
+    (Judged against C's largest eigenvalue, it used to be refused as rank deficient.)"""
+    X, y = scaled(load_iris)
+    rng = np.random.RandomState(0)
+    X = np.c_[X, X[:, 0] + X[:, 1] + 1e-4 * (y + 0.03 * rng.randn(len(y)))]
+    chunks = np.empty(len(y), dtype=int)
+    chunks[np.argsort(y, kind="stable")] = np.arange(len(y)) // 2  # pairs of one class
+    means = np.array([X[chunks == c].mean(axis=0) for c in range(chunks.max() + 1)])
+    within = (X - means[chunks]).T @ (X - means[chunks]) / len(X)
+    values = linalg.eigvalsh(within)
+    assert values[0] < 1e-10 * values[-1]
+    M = RCA().fit(X, chunks=chunks).get_mahalanobis_matrix()
+    # Inverting C loses its condition number times the rounding error.
+    np.testing.assert_allclose(M @ within, np.eye(5),
+                               atol=100 * np.finfo(float).eps * values[-1] / values[0])
+
+
 def test_rca_bad_input():
     X, y = scaled(load_iris)
     with pytest.raises(ValueError, match="chunks has 3 labels but X has 150 rows"):

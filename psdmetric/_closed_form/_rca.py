@@ -17,10 +17,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
 from .._core import (AUTO_COMPONENTS, MahalanobisMixin, PairConstraints, on_leading_axes,
-                     one_blas_thread, oriented_columns, span_coordinates)
+                     one_blas_thread, oriented_columns, span_coordinates, span_of_scatter)
 from .._core._chunklets import Chunklets
 
-# Eigenvalues below this fraction of the largest are rank deficiency, not signal.
+# Within-chunklet to total variance (RCA), or eigenvalues relative to the largest (LFDA),
+# below this are rank deficiency, not signal.
 _RANK_TOL = 1e-10
 # n_components="auto" above AUTO_COMPONENTS features: at most this many leading principal
 # axes of X. Leave-one-data-set-out over the five sets above 100 features among 10, 25,
@@ -234,19 +235,33 @@ def rca_components(X, chunks, n_components=None):
     rows = n_features if n_components is None else n_components
     if rows > n_features:
         raise ValueError(f"n_components={rows} must be at most n_features={n_features}.")
-    if rows == n_features:
-        values, vectors = linalg.eigh(within)
-        _check_rank(values, rows, values.max(), "within-chunklet covariance", len(members),
-                    codes.max() + 1)
-        return (vectors / np.sqrt(values)) @ vectors.T
     spread = members - members.mean(axis=0)
     total = spread.T @ spread / len(members)
-    total_values = linalg.eigvalsh(total)
-    _check_rank(total_values, n_features, total_values.max(),
-                "total covariance of the chunklets' samples", len(members), codes.max() + 1)
+    # A direction is flat where the chunklets do not vary relative to their samples (the
+    # generalised eigenvalues of (C, S_t) lie in [0, 1]): relative to the largest
+    # eigenvalue of C, a direction of small scale would look flat too.
+    members_span = span_of_scatter(total.copy())  # X's span criterion, on the samples
+    if members_span is not None or not total.diagonal().max() > 0:
+        # They span less than X: neither S_t nor C has an inverse on X's span.
+        rank = 0 if members_span is None else members_span.dimension
+        if rows == n_features and rank:  # C's own rank, counted where the samples vary
+            rank = int(np.sum(linalg.eigvalsh(members_span.reduce(within),
+                                              members_span.reduce(total)) > _RANK_TOL))
+        _rank_error("within-chunklet covariance" if rows == n_features else
+                    "total covariance of the chunklets' samples", rank, n_features,
+                    len(members), codes.max() + 1)
+    if rows == n_features:
+        flat = int(np.sum(linalg.eigvalsh(within, total) <= _RANK_TOL))
+        values, vectors = linalg.eigh(within)
+        # (C's own eigenvalues lose a direction only past double precision's reach.)
+        flat = max(flat, int(np.sum(values <= 0.0)))
+        if flat:
+            _rank_error("within-chunklet covariance", n_features - flat, n_features,
+                        len(members), codes.max() + 1)
+        return (vectors / np.sqrt(values)) @ vectors.T
     values, vectors = linalg.eigh(within, total, subset_by_index=(0, rows - 1))
-    # The generalised eigenvalues lie in [0, 1]: C is part of S_t. A zero one is a direction
-    # that RCA would weigh infinitely, and the first any n_components keeps.
+    # A zero generalised eigenvalue is a direction that RCA would weigh infinitely, and the
+    # first any n_components keeps.
     flat = int(np.sum(values <= _RANK_TOL))
     if flat:
         raise ValueError(
@@ -269,12 +284,8 @@ def _check_span(n_components, span, n_features, learner):
             f"or linearly dependent); set n_components <= {span}.")
 
 
-def _check_rank(values, needed, scale, what, n_members, n_groups):
-    """Raise unless the ``needed`` eigenvalues are all clearly positive (vs ``scale``)."""
-    floor = _RANK_TOL * max(scale, np.finfo(float).tiny)
-    rank = int(np.sum(values > floor))
-    if rank >= needed:
-        return
+def _rank_error(what, rank, needed, n_members, n_groups):
+    """Raise: ``what`` has rank ``rank``, below the ``needed`` dimensions RCA inverts."""
     raise ValueError(
         f"RCA: the {what} has rank {rank} (from {n_members} samples in {n_groups} "
         f"chunklet(s)), below the {needed} dimensions asked for, so its inverse does not "
