@@ -31,6 +31,7 @@ INVENTORIES = {
         "sklearn.neighbors.NeighborhoodComponentsAnalysis": ("class", GENERATED),
         "sklearn.pipeline.Pipeline": ("class", GENERATED),
         "sklearn.pipeline.make_pipeline": ("function", GENERATED),
+        "sklearn.preprocessing.PowerTransformer": ("class", GENERATED),
         "sklearn.preprocessing.StandardScaler": ("class", GENERATED),
     }),
     "numpy": ("stable", {
