@@ -127,6 +127,29 @@ def test_generalised_eigenpairs_from_the_factor_equal_scipys_eigh():
     np.testing.assert_allclose(vectors * signs, expected_vectors, rtol=1e-9, atol=1e-12)
 
 
+def test_a_direction_of_small_scale_is_not_a_singular_scatter():
+    """X' = X A with A's last column x₁ + x₂ + 10⁻⁵ x₅ (a feature almost the sum of two
+    others) turns the scatters into Aᵀ S A and the eigenvectors into A⁻¹ v: the same
+    eigenvalues, the same map. S_w' is 10⁻¹¹ of its largest along that direction, but
+    not relative to the mixture S_b' + S_w', so it is not refused (it used to be)."""
+    rng = np.random.RandomState(0)
+    B, W = rng.randn(5, 5), rng.randn(5, 5)
+    between, within = B @ B.T, W @ W.T + np.eye(5)
+    A = np.eye(5)
+    A[0, 4] = A[1, 4] = 1.0
+    A[4, 4] = 1e-5
+    components, values = _lfda.lfda_components(between.copy(), within.copy(), 5, "weighted")
+    sheared, sheared_values = _lfda.lfda_components(A.T @ between @ A, A.T @ within @ A, 5,
+                                                    "weighted")
+    # The generalised eigensolver loses S_w's condition number times the rounding error.
+    rtol = 10 * np.finfo(float).eps * np.linalg.cond(A.T @ within @ A)
+    np.testing.assert_allclose(sheared_values, values, rtol=rtol)
+    mapped = sheared @ A.T
+    signs = np.sign(np.sum(mapped * components, axis=1, keepdims=True))
+    np.testing.assert_allclose(mapped * signs, components, rtol=0,
+                               atol=rtol * np.abs(components).max())
+
+
 def test_singular_local_within_scatter_is_refused_with_its_rank():
     """Six classes of 3 samples span 15 dimensions; their within-class scatter, 12."""
     rng = np.random.RandomState(0)

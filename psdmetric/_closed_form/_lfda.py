@@ -193,26 +193,24 @@ def lfda_components(between, within, rows, embedding_type):
     """
     n_features = len(within)
     factor = _factor_if_clearly_full_rank(within)
-    rank = n_features if factor is not None else _numerical_rank(within)
+    rank = n_features if factor is not None else _rank_in_mixture(within, between)
     if rank < n_features:
-        raise ValueError(
-            f"LFDA: the local within-class scatter has rank {rank}, below the {n_features} "
-            "dimensions the rows of X span, so the generalised eigenproblem is singular. "
-            "Reduce the features (e.g. with sklearn.decomposition.PCA first) or give more "
-            "samples per class."
-        )
-    # Bisection for a few pairs, divide and conquer for more (MNIST fold, 612 dimensions:
-    # 0.03 / 0.05 / 0.10 / 0.24 s CPU for 2 / 50 / 200 / all pairs by bisection, 0.07 s
-    # for all by divide and conquer).
-    if 5 * rows <= n_features:
-        values, vectors = linalg.eigh(between, within,
-                                      subset_by_index=(n_features - rows, n_features - 1))
-        values, vectors = values[::-1], vectors[:, ::-1]
-    else:
-        if factor is None:
-            factor = linalg.cholesky(within, lower=True)
-        values, vectors = _generalised_eigenpairs(between, factor)
-        values, vectors = values[:rows], vectors[:, :rows]
+        raise _singular_within(rank, n_features)
+    try:
+        # Bisection for a few pairs, divide and conquer for more (MNIST fold, 612
+        # dimensions: 0.03 / 0.05 / 0.10 / 0.24 s CPU for 2 / 50 / 200 / all pairs by
+        # bisection, 0.07 s for all by divide and conquer).
+        if 5 * rows <= n_features:
+            values, vectors = linalg.eigh(between, within,
+                                          subset_by_index=(n_features - rows, n_features - 1))
+            values, vectors = values[::-1], vectors[:, ::-1]
+        else:
+            if factor is None:
+                factor = linalg.cholesky(within, lower=True)
+            values, vectors = _generalised_eigenpairs(between, factor)
+            values, vectors = values[:rows], vectors[:, :rows]
+    except linalg.LinAlgError:  # full rank in the mixture, past double precision in S_w
+        raise _singular_within(_numerical_rank(within), n_features) from None
     # S_b is PSD, so a negative eigenvalue is rounding.
     values = np.maximum(values, 0.0)
     if embedding_type == "orthonormalized":
@@ -259,6 +257,29 @@ def _generalised_eigenpairs(between, factor):
         raise linalg.LinAlgError(f"LFDA: the generalised eigensolver failed (info {info}).")
     return -values, linalg.solve_triangular(factor, vectors, lower=True, trans="T",
                                             overwrite_b=True, check_finite=False)
+
+
+def _singular_within(rank, n_features):
+    return ValueError(
+        f"LFDA: the local within-class scatter has rank {rank}, below the {n_features} "
+        "dimensions the rows of X span, so the generalised eigenproblem is singular. "
+        "Reduce the features (e.g. with sklearn.decomposition.PCA first) or give more "
+        "samples per class."
+    )
+
+
+def _rank_in_mixture(within, between):
+    """Directions S_w does not flatten relative to the local mixture scatter S_b + S_w:
+    its generalised eigenvalues (in [0, 1]) above ``_RANK_TOL``.
+
+    LFDA is affine-invariant, so a direction small in both scatters is not a flat one;
+    against S_w's largest eigenvalue it would be. ``_numerical_rank`` if the mixture
+    (positive definite on the span) fails its Cholesky factorisation.
+    """
+    try:
+        return int(np.sum(linalg.eigvalsh(within, between + within) > _RANK_TOL))
+    except linalg.LinAlgError:
+        return _numerical_rank(within)
 
 
 def _numerical_rank(scatter):
