@@ -226,6 +226,15 @@ def renderer(module):
     return importlib.import_module(f"_render.{module}")
 
 
+def kept_cells(args, name):
+    """Under ``--only``, the ``into="cells"`` rows of the page's JSON that are not rerun
+    (the rerun ones are appended anew); otherwise none."""
+    if not args.only:
+        return []
+    earlier = read_json(args.out / f"{name}.json") or {}
+    return [c for c in earlier.get("cells", []) if c["method"] not in args.only]
+
+
 def write_page(out, name, results, render):
     """Write ``<name>.md`` and, if the renderer draws one, ``<name>.png``."""
     out = Path(out)

@@ -25,7 +25,7 @@ from scipy.stats import skew
 
 from _datasets import CHECK_SETS, HEAVY_TAILED_SETS, SUITE
 from _folds import suite_data
-from _harness import Case, main, read_json
+from _harness import Case, kept_cells, main
 from _render.preprocessing import EUCLIDEAN, SCALINGS
 from bench_suite import build, psdmetric_learners
 
@@ -64,11 +64,9 @@ def setup(args):
                            "n_classes": int(len(np.unique(y))),
                            "largest_skew": largest_skew(X),
                            "test_sizes": [int(len(test)) for _, test in folds]}
-    # Under --only the page keeps the other cases' cells (the reran ones are replaced).
-    kept = read_json(args.out / "preprocessing.json") or {} if args.only else {}
-    cells = [c for c in kept.get("cells", []) if c["method"] not in args.only]
-    return {"datasets": datasets(), "learners": psdmetric_learners(), "cells": cells,
-            "dataset_shapes": shapes, "skew": SKEW}
+    return {"datasets": datasets(), "learners": psdmetric_learners(),
+            "cells": kept_cells(args, "preprocessing"), "dataset_shapes": shapes,
+            "skew": SKEW}
 
 
 if __name__ == "__main__":

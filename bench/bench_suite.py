@@ -32,7 +32,7 @@ from sklearn.base import BaseEstimator
 import psdmetric
 from _datasets import CHECK_SETS, SUITE
 from _folds import ANCHORS, N_SPLITS, suite_data
-from _harness import Case, main, read_json
+from _harness import Case, kept_cells, main
 from _render._text import se_or_zero
 from _render.suite import CPU_TARGET_SECONDS, EUCLIDEAN, MAX_TARGET_FEATURES
 
@@ -78,12 +78,10 @@ def setup(args):
         X, y, _ = suite_data(dataset)
         shapes[dataset] = {"n_samples": int(X.shape[0]), "n_features": int(X.shape[1]),
                            "n_classes": int(len(np.unique(y)))}
-    # Under --only the page keeps the other methods' cells (the reran ones are replaced).
-    kept = (read_json(args.out / f"{'check' if args.check else 'suite'}.json") or {}
-            if args.only else {})
-    cells = [c for c in kept.get("cells", []) if c["method"] not in args.only]
     return {"budget": args.budget, "datasets": datasets(args), "check": args.check,
-            "learners": psdmetric_learners(), "cells": cells, "dataset_shapes": shapes}
+            "learners": psdmetric_learners(),
+            "cells": kept_cells(args, "check" if args.check else "suite"),
+            "dataset_shapes": shapes}
 
 
 def not_worse_than_euclidean(results, cells):

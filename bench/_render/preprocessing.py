@@ -1,6 +1,6 @@
 """The page of ``bench_preprocessing.py``: heavy-tailed features, two scalers."""
 
-from _render._text import command, machine_line, reruns_text
+from _render._text import command, machine_line
 
 EUCLIDEAN = "Euclidean"
 # Scaler in the table: the suffix of its data set names in ``_folds``.
@@ -83,6 +83,4 @@ def page(results):
             f"(Euclidean after `PowerTransformer`): {at_most(power, own)}. "
             f"`PowerTransformer` lowers the learner's count on {better} of {len(learners)}.")
     lines.append("")
-    if results.get("reruns"):
-        lines += [reruns_text(results["reruns"]), ""]
     return "\n".join(lines)
